@@ -1,0 +1,125 @@
+"""Events in: what the tables' game services publish to `rounds` and `bets` (contract section 2)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal
+
+import msgspec
+
+RFC3339: Final = (
+    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)"
+    r"(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$"
+)
+
+Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+Timestamp = Annotated[str, msgspec.Meta(pattern=RFC3339)]
+Version = Literal[1]
+GameName = Literal["sicbo", "thai-hilo", "xocdia"]
+Face = Annotated[int, msgspec.Meta(ge=1, le=6)]
+Disc = Literal["red", "white"]
+Dice = tuple[Face, Face, Face]
+Discs = tuple[Disc, Disc, Disc, Disc]
+Stake = Annotated[int, msgspec.Meta(ge=1, le=2**53 - 1)]
+Currency = Annotated[str, msgspec.Meta(pattern=r"^[A-Z]{3}$")]
+Reason = Annotated[str, msgspec.Meta(max_length=4096)]
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Fields every event has."""
+
+    v: Version
+    event_id: Id
+    table_id: Id
+    round_id: Id
+    at: Timestamp
+
+
+class RoundOpened(Event, frozen=True, kw_only=True, tag="round.opened"):
+    """The betting period of a round starts."""
+
+    game: GameName
+
+
+class BettingClosed(Event, frozen=True, kw_only=True, tag="round.betting_closed"):
+    """The betting period is over; the table confirmed the bets with seq 1..last_seq."""
+
+    last_seq: Annotated[int, msgspec.Meta(ge=0)]
+
+
+class RoundSuspended(Event, frozen=True, kw_only=True, tag="round.suspended"):
+    """An unexpected problem; the dealer informs the supervisor."""
+
+    reason: Reason = ""
+
+
+class RoundResumed(Event, frozen=True, kw_only=True, tag="round.resumed"):
+    """The problem was solved quickly; the round goes on from where it was."""
+
+
+class RoundReshaken(Event, frozen=True, kw_only=True, tag="round.reshaken"):
+    """The dice or discs were shaken again; bets stand."""
+
+    reason: Reason = ""
+
+
+class RoundResult(Event, frozen=True, kw_only=True, tag="round.result"):
+    """The outcome the dealer entered: dice for sicbo and thai-hilo, discs for xocdia."""
+
+    dice: Dice | None = None
+    discs: Discs | None = None
+
+    def __post_init__(self) -> None:
+        if (self.dice is None) == (self.discs is None):
+            raise ValueError("a result carries exactly one of `dice` (3 faces) or `discs` (4)")
+
+
+class RoundCancelled(Event, frozen=True, kw_only=True, tag="round.cancelled"):
+    """The round is void: every confirmed bet is refunded."""
+
+    reason: Reason = ""
+
+
+class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
+    """A bet the table confirmed: its stake is already taken from the wallet."""
+
+    bet_id: Id
+    player_id: Id
+    seq: Annotated[int, msgspec.Meta(ge=1)]
+    kind: Annotated[str, msgspec.Meta(max_length=64)]
+    pick: list[int] = []
+    stake: Stake
+    currency: Currency
+
+
+RoundEvent = (
+    RoundOpened
+    | BettingClosed
+    | RoundSuspended
+    | RoundResumed
+    | RoundReshaken
+    | RoundResult
+    | RoundCancelled
+)
+BetEvent = BetPlaced
+AnyEvent = RoundEvent | BetEvent
+
+ROUND_TYPES: Final = frozenset(
+    t.__struct_config__.tag  # type: ignore[attr-defined]
+    for t in (
+        RoundOpened,
+        BettingClosed,
+        RoundSuspended,
+        RoundResumed,
+        RoundReshaken,
+        RoundResult,
+        RoundCancelled,
+    )
+)
+BET_TYPES: Final = frozenset({"bet.placed"})
+
+
+def type_of(event: Event) -> str:
+    """The `type` an event was published with."""
+    tag = event.__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag

@@ -1,0 +1,1 @@
+"""Croupier's services: games, settlement (the fold), statistics, history; their shells."""

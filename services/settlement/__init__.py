@@ -1,0 +1,1 @@
+"""The settlement fold: rounds and bets in, settlements, refunds and rejections out."""

@@ -1,0 +1,304 @@
+"""The fold: every input of `rounds` and `bets`, in any allowed interleaving, to the same records.
+
+It is pure: no broker, clock, randomness or I/O. The stream processors and `croupier replay` both
+feed it the raw messages they read, and write out exactly the records it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Final
+
+from schemas.codec import Invalid, decode_bet, decode_event, decode_round, rejected
+from schemas.events import (
+    BetPlaced,
+    BettingClosed,
+    RoundCancelled,
+    RoundEvent,
+    RoundOpened,
+    RoundReshaken,
+    RoundResult,
+    RoundResumed,
+    RoundSuspended,
+    type_of,
+)
+from schemas.records import (
+    Record,
+    Refund,
+    RefundReason,
+    Rejected,
+    RejectReason,
+    Settlement,
+    TableStats,
+)
+from services import games
+from services.settlement.ids import refund_id, settlement_id
+from services.settlement.rounds import FINAL, Round, Table, fingerprint
+from services.statistics.board import Board
+
+DEFAULT_HORIZON: Final = 200
+"""Decided rounds per table whose redeliveries are still recognised (see docs/DECISIONS.md)."""
+
+
+@lru_cache(maxsize=8192)
+def _wager(game: str, kind: str, pick: tuple[int, ...]) -> games.Wager | None:
+    return games.wager(game, kind, pick)
+
+
+class Fold:
+    """The settlement state of a set of tables, and the one function that evolves it."""
+
+    def __init__(self, horizon: int = DEFAULT_HORIZON) -> None:
+        if horizon < 1:
+            raise ValueError("the horizon must keep at least one decided round per table")
+        self.horizon = horizon
+        self.tables: dict[str, Table] = {}
+        self.boards_changed: set[str] = set()
+        self.pending = 0
+
+    def feed(self, topic: str, raw: bytes) -> list[Record]:
+        """The records one message of `rounds` or `bets` produces, in the order to write them."""
+        if topic == "bets":
+            bet = decode_bet(raw)
+            if isinstance(bet, Invalid):
+                return [rejected(bet, topic, raw)]
+            return self.place(bet, raw)
+        event = decode_round(raw)
+        if isinstance(event, Invalid):
+            return [rejected(event, topic, raw)]
+        return self.evolve(event, raw)
+
+    def feed_line(self, raw: bytes) -> list[Record]:
+        """Like `feed`, for a message whose topic its `type` tells (a replay line)."""
+        topic, event = decode_event(raw)
+        if isinstance(event, Invalid):
+            return [rejected(event, topic, raw)]
+        if isinstance(event, BetPlaced):
+            return self.place(event, raw)
+        return self.evolve(event, raw)
+
+    def evolve(self, event: RoundEvent, raw: bytes) -> list[Record]:
+        """Apply a round event; a bet waiting for this round's fate is decided with it."""
+        table = self.tables.get(event.table_id)
+        rnd = None if table is None else table.rounds.get(event.round_id)
+        if rnd is not None and event.event_id in rnd.event_ids:
+            return []
+        if rnd is None or rnd.phase == "unopened":
+            if not isinstance(event, RoundOpened):
+                return [_refuse(raw, f"{type_of(event)} for a round that was never opened")]
+            table = self._table(event.table_id)
+            rnd = rnd or table.rounds.setdefault(event.round_id, Round(event.round_id))
+            rnd.game = event.game
+            rnd.ordinal = table.opened
+            table.opened += 1
+            rnd.phase = "open"
+            if rnd.bets:
+                table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
+            rnd.event_ids.add(event.event_id)
+            return []
+        assert table is not None
+        refusal = _transition(rnd, event)
+        if refusal is not None:
+            return [_refuse(raw, refusal, reason=_reason(refusal))]
+        rnd.event_ids.add(event.event_id)
+        if rnd.phase not in FINAL:
+            return []
+        rnd.fate_at = event.at
+        if rnd.phase == "result":
+            self._board(table, rnd)
+        records: list[Record] = [self._decide(table.table_id, rnd, bet) for bet in rnd.waiting]
+        self.pending -= len(rnd.waiting)
+        rnd.waiting = []
+        table.decided.append(rnd.round_id)
+        self._forget(table)
+        return records
+
+    def place(self, bet: BetPlaced, raw: bytes) -> list[Record]:
+        """Read a confirmed bet: a repeat is judged, a bet of a decided round is decided now."""
+        table = self._table(bet.table_id)
+        known = table.bet_rounds.get(bet.bet_id)
+        mark = fingerprint(bet)
+        if known is not None:
+            first = table.rounds[known].bets[bet.bet_id]
+            if first == mark:
+                return []
+            return [
+                _reject(
+                    raw,
+                    "bets",
+                    "conflicting_duplicate",
+                    f"bet_id {bet.bet_id!r} was already read with different content "
+                    f"({_differences(first, mark)}); the first stands",
+                )
+            ]
+        rnd = table.rounds.get(bet.round_id)
+        if rnd is None:
+            rnd = table.rounds[bet.round_id] = Round(bet.round_id)
+        other = rnd.seqs.get(bet.seq)
+        if other is not None:
+            return [
+                _reject(
+                    raw,
+                    "bets",
+                    "duplicate_seq",
+                    f"seq {bet.seq} of round {bet.round_id!r} is already bet {other!r}; "
+                    "the first stands",
+                )
+            ]
+        rnd.seqs[bet.seq] = bet.bet_id
+        rnd.bets[bet.bet_id] = mark
+        table.bet_rounds[bet.bet_id] = bet.round_id
+        if rnd.ordinal > table.bet_frontier:
+            table.bet_frontier = rnd.ordinal
+        if rnd.phase in FINAL:
+            return [self._decide(table.table_id, rnd, bet)]
+        rnd.waiting.append(bet)
+        self.pending += 1
+        return []
+
+    def stats(self, table_id: str) -> TableStats | None:
+        """The table's statistics board, or None while it has no round with a result."""
+        table = self.tables.get(table_id)
+        if table is None or table.board is None:
+            return None
+        return table.board.stats()
+
+    def waiting(self) -> Iterator[BetPlaced]:
+        """Every bet still waiting for its round's fate, table by table, in reading order."""
+        for table in self.tables.values():
+            for rnd in table.rounds.values():
+                yield from rnd.waiting
+
+    def _table(self, table_id: str) -> Table:
+        table = self.tables.get(table_id)
+        if table is None:
+            table = self.tables[table_id] = Table(table_id)
+        return table
+
+    def _board(self, table: Table, rnd: Round) -> None:
+        if table.board is None:
+            table.board = Board(table.table_id, rnd.game)
+        table.board.record(rnd.game, rnd.round_id, rnd.dice, rnd.discs)
+        self.boards_changed.add(table.table_id)
+
+    def _decide(self, table_id: str, rnd: Round, bet: BetPlaced) -> Settlement | Refund:
+        """The first row of the contract's decision table that applies."""
+        if rnd.phase == "cancelled":
+            return _refund(rnd, bet, "round_cancelled")
+        if bet.seq > rnd.last_seq:
+            return _refund(rnd, bet, "late_bet")
+        wager = _wager(rnd.game, bet.kind, tuple(bet.pick))
+        if wager is None:
+            return _refund(rnd, bet, "invalid_bet")
+        outcome = rnd.dice if rnd.dice is not None else rnd.discs
+        assert outcome is not None
+        verdict = games.verdict(wager, outcome)
+        return Settlement(
+            v=1,
+            settlement_id=settlement_id(bet.bet_id),
+            bet_id=bet.bet_id,
+            round_id=bet.round_id,
+            table_id=table_id,
+            player_id=bet.player_id,
+            game=rnd.game,
+            kind=bet.kind,
+            pick=bet.pick,
+            stake=bet.stake,
+            currency=bet.currency,
+            result=verdict.result,
+            payout=games.payout(bet.stake, verdict),
+            dice=rnd.dice,
+            discs=rnd.discs,
+            at=rnd.fate_at,
+        )
+
+    def _forget(self, table: Table) -> None:
+        """Drop the oldest decided rounds past the horizon once the table's bets have moved on."""
+        while len(table.decided) > self.horizon:
+            rnd = table.rounds[table.decided[0]]
+            if table.bet_frontier <= rnd.ordinal:
+                return
+            table.decided.popleft()
+            del table.rounds[rnd.round_id]
+            for bet_id in rnd.bets:
+                del table.bet_rounds[bet_id]
+
+
+def _transition(rnd: Round, event: RoundEvent) -> str | None:
+    """Apply a round event to an opened round, or say why the life cycle forbids it."""
+    final = rnd.phase in FINAL
+    match event:
+        case RoundOpened():
+            return "round.opened for a round that is already open"
+        case BettingClosed(last_seq=last_seq):
+            if rnd.phase != "open" or rnd.suspensions:
+                return f"round.betting_closed while the round is {_state(rnd)}"
+            rnd.phase = "closed"
+            rnd.last_seq = last_seq
+        case RoundSuspended():
+            if final:
+                return f"round.suspended after the round is {rnd.phase}"
+            rnd.suspensions += 1
+        case RoundResumed():
+            if final or not rnd.suspensions:
+                return f"round.resumed while the round is {_state(rnd)}"
+            rnd.suspensions -= 1
+        case RoundReshaken():
+            if rnd.phase != "closed":
+                return f"round.reshaken while the round is {_state(rnd)}"
+        case RoundResult(dice=dice, discs=discs):
+            if rnd.phase != "closed" or rnd.suspensions:
+                return f"round.result while the round is {_state(rnd)}"
+            if (rnd.game == "xocdia") != (discs is not None):
+                need = "discs" if rnd.game == "xocdia" else "dice"
+                return f"{need}: a {rnd.game} round's result needs {need}"
+            rnd.phase = "result"
+            rnd.dice = dice
+            rnd.discs = discs
+        case RoundCancelled():
+            if final:
+                return f"round.cancelled after the round is {rnd.phase}"
+            rnd.phase = "cancelled"
+    return None
+
+
+def _state(rnd: Round) -> str:
+    names = {"open": "open for bets", "closed": "closed for bets"}
+    state = names.get(rnd.phase, rnd.phase)
+    return f"{state} and suspended" if rnd.suspensions else state
+
+
+def _reason(refusal: str) -> RejectReason:
+    return "invalid_field" if refusal.startswith(("dice:", "discs:")) else "invalid_transition"
+
+
+def _refund(rnd: Round, bet: BetPlaced, reason: RefundReason) -> Refund:
+    return Refund(
+        v=1,
+        refund_id=refund_id(bet.bet_id),
+        bet_id=bet.bet_id,
+        round_id=bet.round_id,
+        table_id=bet.table_id,
+        player_id=bet.player_id,
+        amount=bet.stake,
+        currency=bet.currency,
+        reason=reason,
+        at=rnd.fate_at,
+    )
+
+
+def _refuse(raw: bytes, detail: str, reason: RejectReason = "invalid_transition") -> Rejected:
+    return _reject(raw, "rounds", reason, detail)
+
+
+def _reject(raw: bytes, topic: str, reason: RejectReason, detail: str) -> Rejected:
+    return rejected(Invalid(reason=reason, detail=detail), topic, raw)
+
+
+_FIELDS: Final = ("round_id", "player_id", "seq", "kind", "pick", "stake", "currency")
+
+
+def _differences(first: tuple[object, ...], second: tuple[object, ...]) -> str:
+    names = [name for name, a, b in zip(_FIELDS, first, second, strict=True) if a != b]
+    return "differs in " + ", ".join(names)

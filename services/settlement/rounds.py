@@ -1,0 +1,78 @@
+"""The state the fold keeps per round and per table."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Final, Literal
+
+from schemas.events import BetPlaced, Dice, Discs
+from services.statistics.board import Board
+
+Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
+FINAL: Final = frozenset({"result", "cancelled"})
+
+# What makes two `bet.placed` events "the same bet": every field but event_id and at.
+Fingerprint = tuple[str, str, int, str, tuple[int, ...], int, str]
+
+
+def fingerprint(bet: BetPlaced) -> Fingerprint:
+    """The content of a bet that a redelivery repeats exactly."""
+    return (
+        bet.round_id,
+        bet.player_id,
+        bet.seq,
+        bet.kind,
+        tuple(bet.pick),
+        bet.stake,
+        bet.currency,
+    )
+
+
+class Round:
+    """One round: its life-cycle state, the bets read for it, and those still waiting."""
+
+    __slots__ = (
+        "bets",
+        "dice",
+        "discs",
+        "event_ids",
+        "fate_at",
+        "game",
+        "last_seq",
+        "ordinal",
+        "phase",
+        "round_id",
+        "seqs",
+        "suspensions",
+        "waiting",
+    )
+
+    def __init__(self, round_id: str) -> None:
+        self.round_id = round_id
+        self.game = ""
+        self.ordinal = -1
+        self.phase: Phase = "unopened"
+        self.suspensions = 0
+        self.last_seq = -1
+        self.event_ids: set[str] = set()
+        self.dice: Dice | None = None
+        self.discs: Discs | None = None
+        self.fate_at = ""
+        self.bets: dict[str, Fingerprint] = {}
+        self.seqs: dict[int, str] = {}
+        self.waiting: list[BetPlaced] = []
+
+
+class Table:
+    """Everything the fold knows of one table; tables never share state (one partition each)."""
+
+    __slots__ = ("bet_frontier", "bet_rounds", "board", "decided", "opened", "rounds", "table_id")
+
+    def __init__(self, table_id: str) -> None:
+        self.table_id = table_id
+        self.rounds: dict[str, Round] = {}
+        self.bet_rounds: dict[str, str] = {}
+        self.opened = 0
+        self.decided: deque[str] = deque()
+        self.bet_frontier = -1
+        self.board: Board | None = None

@@ -1,0 +1,1 @@
+"""The 50-round statistics board of every table."""
