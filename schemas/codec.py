@@ -44,9 +44,12 @@ def decode_round(raw: bytes) -> RoundEvent | Invalid:
 def decode_bet(raw: bytes) -> BetPlaced | Invalid:
     """A `bets` message as a bet event, or why it is not one."""
     try:
-        return _BETS.decode(raw)
+        event = _EVENTS.decode(raw)  # the union insists on `type`; a lone tagged Struct does not
     except msgspec.DecodeError:
         return diagnose(raw, BET_TYPES, "bets", _BETS)
+    if isinstance(event, BetPlaced):
+        return event
+    return diagnose(raw, BET_TYPES, "bets", _BETS)
 
 
 def decode_event(raw: bytes) -> tuple[Topic, AnyEvent | Invalid]:
@@ -127,6 +130,8 @@ def _field_detail(message: str) -> str:
         return f"{missing.group(1)}: missing required field"
     path = _FIELD.search(message)
     if path is None:
+        if message.startswith("currency:"):
+            return "currency: expected an ISO 4217 code of three capital letters, e.g. EUR"
         return f"dice/discs: {message}" if "dice" in message else message
     field = path.group(1)
     if field == "at":

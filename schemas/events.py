@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Final, Literal
 
 import msgspec
@@ -13,6 +14,7 @@ RFC3339: Final = (
 
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Timestamp = Annotated[str, msgspec.Meta(pattern=RFC3339)]
+Instant = Annotated[datetime, msgspec.Meta(tz=True)]
 Version = Literal[1]
 GameName = Literal["sicbo", "thai-hilo", "xocdia"]
 Face = Annotated[int, msgspec.Meta(ge=1, le=6)]
@@ -20,49 +22,54 @@ Disc = Literal["red", "white"]
 Dice = tuple[Face, Face, Face]
 Discs = tuple[Disc, Disc, Disc, Disc]
 Stake = Annotated[int, msgspec.Meta(ge=1, le=2**53 - 1)]
-Currency = Annotated[str, msgspec.Meta(pattern=r"^[A-Z]{3}$")]
+Currency = Annotated[str, msgspec.Meta(min_length=3, max_length=3)]
 Reason = Annotated[str, msgspec.Meta(max_length=4096)]
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
-    """Fields every event has."""
+    """Fields every event has (and `at`, kept verbatim by round events)."""
 
     v: Version
     event_id: Id
     table_id: Id
     round_id: Id
+
+
+class RoundEventBase(Event, frozen=True, kw_only=True):
+    """A round event; its `at` is copied verbatim into the records it decides."""
+
     at: Timestamp
 
 
-class RoundOpened(Event, frozen=True, kw_only=True, tag="round.opened"):
+class RoundOpened(RoundEventBase, frozen=True, kw_only=True, tag="round.opened"):
     """The betting period of a round starts."""
 
     game: GameName
 
 
-class BettingClosed(Event, frozen=True, kw_only=True, tag="round.betting_closed"):
+class BettingClosed(RoundEventBase, frozen=True, kw_only=True, tag="round.betting_closed"):
     """The betting period is over; the table confirmed the bets with seq 1..last_seq."""
 
     last_seq: Annotated[int, msgspec.Meta(ge=0)]
 
 
-class RoundSuspended(Event, frozen=True, kw_only=True, tag="round.suspended"):
+class RoundSuspended(RoundEventBase, frozen=True, kw_only=True, tag="round.suspended"):
     """An unexpected problem; the dealer informs the supervisor."""
 
     reason: Reason = ""
 
 
-class RoundResumed(Event, frozen=True, kw_only=True, tag="round.resumed"):
+class RoundResumed(RoundEventBase, frozen=True, kw_only=True, tag="round.resumed"):
     """The problem was solved quickly; the round goes on from where it was."""
 
 
-class RoundReshaken(Event, frozen=True, kw_only=True, tag="round.reshaken"):
+class RoundReshaken(RoundEventBase, frozen=True, kw_only=True, tag="round.reshaken"):
     """The dice or discs were shaken again; bets stand."""
 
     reason: Reason = ""
 
 
-class RoundResult(Event, frozen=True, kw_only=True, tag="round.result"):
+class RoundResult(RoundEventBase, frozen=True, kw_only=True, tag="round.result"):
     """The outcome the dealer entered: dice for sicbo and thai-hilo, discs for xocdia."""
 
     dice: Dice | None = None
@@ -73,7 +80,7 @@ class RoundResult(Event, frozen=True, kw_only=True, tag="round.result"):
             raise ValueError("a result carries exactly one of `dice` (3 faces) or `discs` (4)")
 
 
-class RoundCancelled(Event, frozen=True, kw_only=True, tag="round.cancelled"):
+class RoundCancelled(RoundEventBase, frozen=True, kw_only=True, tag="round.cancelled"):
     """The round is void: every confirmed bet is refunded."""
 
     reason: Reason = ""
@@ -82,6 +89,7 @@ class RoundCancelled(Event, frozen=True, kw_only=True, tag="round.cancelled"):
 class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
     """A bet the table confirmed: its stake is already taken from the wallet."""
 
+    at: Instant
     bet_id: Id
     player_id: Id
     seq: Annotated[int, msgspec.Meta(ge=1)]
@@ -89,6 +97,11 @@ class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
     pick: list[int] = []
     stake: Stake
     currency: Currency
+
+    def __post_init__(self) -> None:
+        code = self.currency
+        if not (code.isascii() and code.isalpha() and code.isupper()):
+            raise ValueError(f"currency: {code!r} is not an ISO 4217 code of three capital letters")
 
 
 RoundEvent = (

@@ -116,9 +116,9 @@ class Fold:
 
     def place(self, bet: BetPlaced, raw: bytes) -> list[Record]:
         """Read a confirmed bet: a repeat is judged, a bet of a decided round is decided now."""
-        table = self._table(bet.table_id)
-        known = table.bet_rounds.get(bet.bet_id)
+        table = self.tables.get(bet.table_id) or self._table(bet.table_id)
         mark = fingerprint(bet)
+        known = table.bet_rounds.get(bet.bet_id)
         if known is not None:
             first = table.rounds[known].bets[bet.bet_id]
             if first == mark:
@@ -135,7 +135,8 @@ class Fold:
         rnd = table.rounds.get(bet.round_id)
         if rnd is None:
             rnd = table.rounds[bet.round_id] = Round(bet.round_id)
-        other = rnd.seqs.get(bet.seq)
+        seqs = rnd.seqs
+        other = seqs.get(bet.seq)
         if other is not None:
             return [
                 _reject(
@@ -146,7 +147,7 @@ class Fold:
                     "the first stands",
                 )
             ]
-        rnd.seqs[bet.seq] = bet.bet_id
+        seqs[bet.seq] = bet.bet_id
         rnd.bets[bet.bet_id] = mark
         table.bet_rounds[bet.bet_id] = bet.round_id
         if rnd.ordinal > table.bet_frontier:
@@ -191,9 +192,7 @@ class Fold:
         wager = _wager(rnd.game, bet.kind, tuple(bet.pick))
         if wager is None:
             return _refund(rnd, bet, "invalid_bet")
-        outcome = rnd.dice if rnd.dice is not None else rnd.discs
-        assert outcome is not None
-        verdict = games.verdict(wager, outcome)
+        verdict = games.verdict(wager, rnd.outcome)
         return Settlement(
             v=1,
             settlement_id=settlement_id(bet.bet_id),
@@ -256,6 +255,7 @@ def _transition(rnd: Round, event: RoundEvent) -> str | None:
             rnd.phase = "result"
             rnd.dice = dice
             rnd.discs = discs
+            rnd.outcome = dice if dice is not None else discs  # type: ignore[assignment]
         case RoundCancelled():
             if final:
                 return f"round.cancelled after the round is {rnd.phase}"

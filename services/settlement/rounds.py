@@ -39,6 +39,7 @@ class Round:
         "fate_at",
         "game",
         "last_seq",
+        "outcome",
         "ordinal",
         "phase",
         "round_id",
@@ -57,6 +58,7 @@ class Round:
         self.event_ids: set[str] = set()
         self.dice: Dice | None = None
         self.discs: Discs | None = None
+        self.outcome: Dice | Discs = ()  # type: ignore[assignment]  # set with the result
         self.fate_at = ""
         self.bets: dict[str, Fingerprint] = {}
         self.seqs: dict[int, str] = {}

@@ -128,8 +128,8 @@ def _round(
     serial = iter(range(1_000_000))
     base = {"v": 1, "table_id": table_id, "round_id": round_id}
 
-    def event(kind: str, **extra: Any) -> bytes:
-        body = {"type": kind, "event_id": f"{round_id}-e{next(serial)}", **base}
+    def event(type_: str, /, **extra: Any) -> bytes:
+        body = {"type": type_, "event_id": f"{round_id}-e{next(serial)}", **base}
         body["at"] = clock.tick(rng.uniform(0.1, 2.0))
         return _ENCODE({**body, **extra})
 

@@ -1,0 +1,27 @@
+"""The games' paytables: pure rules, no I/O. Validate a bet with `wager`, decide it with `verdict`,
+credit it with `payout`; `par` has the probability accounting report."""
+
+from .model import Dice, Discs, Outcome, Pick, Verdict, Wager, payout
+from .outcomes import GAMES, outcomes
+from .paytable import verdict, wager, wagers
+from .report import render_json, render_text
+from .sheet import ParSheet, par_sheet
+
+__all__ = [
+    "GAMES",
+    "Dice",
+    "Discs",
+    "Outcome",
+    "ParSheet",
+    "Pick",
+    "Verdict",
+    "Wager",
+    "outcomes",
+    "par_sheet",
+    "payout",
+    "render_json",
+    "render_text",
+    "verdict",
+    "wager",
+    "wagers",
+]

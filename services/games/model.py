@@ -1,0 +1,51 @@
+"""The vocabulary of every game: outcomes, wagers, verdicts and what a verdict pays."""
+
+from typing import Literal, NamedTuple, assert_never
+
+Dice = tuple[int, int, int]
+Discs = tuple[str, str, str, str]
+Outcome = Dice | Discs
+Pick = tuple[int, ...]
+
+
+class Verdict(NamedTuple):
+    """A decided bet: a win pays odds num:den on top of the stake."""
+
+    result: Literal["win", "lose", "push"]
+    num: int = 0
+    den: int = 1
+
+
+class Wager(NamedTuple):
+    """A bet's kind and selection in canonical form, valid for its game."""
+
+    game: str
+    kind: str
+    pick: Pick
+
+
+LOSE = Verdict("lose")
+PUSH = Verdict("push")
+
+
+def win(num: int, den: int = 1) -> Verdict:
+    """A win at odds num:den."""
+    return Verdict("win", num, den)
+
+
+def when(won: bool, num: int, den: int = 1) -> Verdict:
+    """A win at odds num:den if won, else a loss."""
+    return Verdict("win", num, den) if won else LOSE
+
+
+def payout(stake: int, v: Verdict) -> int:
+    """What the wallet credits: stake + floor(stake * num / den) on a win, stake on a push."""
+    match v.result:
+        case "win":
+            return stake + stake * v.num // v.den
+        case "lose":
+            return 0
+        case "push":
+            return stake
+        case _:
+            assert_never(v.result)

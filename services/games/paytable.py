@@ -1,0 +1,96 @@
+"""The paytables of every game: which wagers exist, and the memoized verdict of each."""
+
+from collections.abc import Callable, Mapping, Sequence
+from itertools import permutations
+from typing import NamedTuple
+
+from . import sicbo, thai_hilo, xocdia
+from .model import Outcome, Pick, Verdict, Wager
+from .outcomes import GAMES, canonical, outcomes
+
+
+class Rules(NamedTuple):
+    """One game's paytable: the canonical picks of each kind and the rule that decides them."""
+
+    picks: Mapping[str, tuple[Pick, ...]]
+    ordered: frozenset[str]
+    decide: Callable[[str, Pick, Outcome], Verdict]
+
+
+RULES: Mapping[str, Rules] = {
+    "sicbo": Rules(sicbo.PICKS, sicbo.ORDERED, sicbo.decide),
+    "thai-hilo": Rules(thai_hilo.PICKS, thai_hilo.ORDERED, thai_hilo.decide),
+    "xocdia": Rules(xocdia.PICKS, xocdia.ORDERED, xocdia.decide),
+}
+assert tuple(RULES) == GAMES
+
+_WAGERS: Mapping[str, tuple[Wager, ...]] = {
+    game: tuple(Wager(game, kind, pick) for kind, picks in rules.picks.items() for pick in picks)
+    for game, rules in RULES.items()
+}
+_KNOWN = frozenset(w for listed in _WAGERS.values() for w in listed)
+_ACCEPTED: Mapping[tuple[str, str, Pick], Wager] = {
+    (w.game, w.kind, order): w
+    for w in _KNOWN
+    for order in ([w.pick] if w.kind in RULES[w.game].ordered else permutations(w.pick))
+}
+"""Every pick a bet may carry, in every order it may come in, to its canonical wager."""
+_MEMO: dict[Wager, dict[Outcome, Verdict]] = {}
+
+
+def wager(game: str, kind: str, pick: Sequence[int]) -> Wager | None:
+    """The canonical wager, or None when kind or pick does not exist for the game (invalid_bet)."""
+    try:
+        values = tuple(pick)
+        found = _ACCEPTED.get((game, kind, values))
+    except TypeError:
+        return None
+    if found is None or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return None
+    return found
+
+
+def wagers(game: str) -> tuple[Wager, ...]:
+    """Every valid wager of the game, kinds in paytable order, picks in canonical form."""
+    found = _WAGERS.get(game)
+    if found is None:
+        raise ValueError(f"unknown game {game!r}: expected one of {', '.join(GAMES)}")
+    return found
+
+
+def verdict(w: Wager, outcome: Outcome) -> Verdict:
+    """The verdict of a valid wager on an outcome of its game; ValueError for anything else."""
+    try:
+        return _MEMO[w][outcome]
+    except (KeyError, TypeError):
+        return _verdict_on_miss(w, outcome)
+
+
+def _verdict_on_miss(w: Wager, outcome: Outcome) -> Verdict:
+    try:
+        known = w in _KNOWN
+    except TypeError:
+        known = False
+    if not known:
+        raise ValueError(f"{w!r} is not a valid wager")
+    table = _MEMO.get(w)
+    if table is None:
+        table = _MEMO.setdefault(w, _table(w))
+    try:
+        return table[tuple(outcome)]  # type: ignore[index]  # a list of dice is looked up as a tuple
+    except (KeyError, TypeError):
+        raise ValueError(f"{outcome!r} is not an outcome of {w.game}") from None
+
+
+def _table(w: Wager) -> dict[Outcome, Verdict]:
+    """The verdict on every ordered outcome, decided once per canonical outcome."""
+    decide = RULES[w.game].decide
+    by_canonical: dict[tuple[int, ...], Verdict] = {}
+    table: dict[Outcome, Verdict] = {}
+    for o in outcomes(w.game):
+        key = canonical(o)
+        found = by_canonical.get(key)
+        if found is None:
+            found = by_canonical[key] = decide(w.kind, w.pick, o)
+        table[o] = found
+    return table

@@ -1,0 +1,136 @@
+"""`make bench`: replay throughput next to a bare `json.loads` of the same file, and memory.
+
+Both sides run in this one process, on the same file, one after the other, best of several
+repeats each, so the ratio is comparable even on a noisy machine.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from services.settlement.fold import Fold
+from services.settlement.replay import replay
+from services.simulation.streams import Profile, generate
+
+EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
+ROUNDS = int(os.environ.get("CROUPIER_BENCH_ROUNDS", "1000000"))
+REPEATS = int(os.environ.get("CROUPIER_BENCH_REPEATS", "3"))
+DATA = Path(os.environ.get("CROUPIER_BENCH_DIR", ".data/bench"))
+
+
+def stream_file() -> Path:
+    """A generated stream of at least EVENTS events, with every contract case, cached on disk."""
+    path = DATA / f"stream-{EVENTS}.jsonl"
+    if path.exists():
+        return path
+    DATA.mkdir(parents=True, exist_ok=True)
+    print(f"generating {EVENTS:,} events into {path} ...", file=sys.stderr, flush=True)
+    profile = Profile(bets_per_round=(20, 80))
+    lines: list[bytes] = []
+    batch = 0
+    while len(lines) < EVENTS:
+        streams = generate(batch, tables=20, rounds=10, profile=profile, first_round=batch * 10)
+        for r in range(0, max(len(streams.rounds), len(streams.bets)), 50):
+            lines.extend(streams.rounds[r : r + 50])
+            lines.extend(streams.bets[r : r + 50])
+        batch += 1
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def best(label: str, work: Callable[[], int]) -> tuple[float, int]:
+    """The fastest of REPEATS runs, in seconds, and what the work counted."""
+    times = []
+    count = 0
+    for n in range(REPEATS):
+        gc.collect()
+        start = time.perf_counter()
+        count = work()
+        times.append(time.perf_counter() - start)
+        print(f"  {label} run {n + 1}/{REPEATS}: {times[-1]:.3f} s", file=sys.stderr, flush=True)
+    return min(times), count
+
+
+def throughput() -> None:
+    path = stream_file()
+    data = path.read_bytes()
+    lines = data.splitlines()
+    print(f"stream: {path} ({len(lines):,} events, {len(data) / 1e6:.1f} MB)")
+
+    def bare() -> int:
+        loads = json.loads
+        for line in io.BytesIO(data):
+            try:
+                loads(line)
+            except ValueError:
+                pass
+        return len(lines)
+
+    def croupier() -> int:
+        sink = open(os.devnull, "wb")  # noqa: SIM115
+        with sink:
+            return replay(_lines(data), sink, Fold(), stats=True)
+
+    base, _ = best("json.loads", bare)
+    ours, records = best("croupier replay", croupier)
+    print(f"{'':24}{'seconds':>10}{'events/s':>14}")
+    print(f"{'bare json.loads':24}{base:>10.3f}{len(lines) / base:>14,.0f}")
+    print(f"{'croupier replay':24}{ours:>10.3f}{len(lines) / ours:>14,.0f}   ({records:,} records out)")
+    print(f"ratio croupier/bare: {base / ours:.2f} (>= 1.0 means the full settlement outruns the bare parse)")
+
+
+def _lines(data: bytes) -> Iterator[bytes]:
+    for line in io.BytesIO(data):
+        line = line.rstrip(b"\n")
+        if line:
+            yield line
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def memory() -> None:
+    """Resident memory while ROUNDS rounds (each with two bets and a redelivery) stream through."""
+    fold = Fold()
+    at = "2026-11-29T12:00:00Z"
+    steps = 10
+    print(f"memory: {ROUNDS:,} rounds on 10 tables, horizon {fold.horizon} rounds per table")
+    print(f"{'rounds':>12}{'RSS MiB':>10}{'tables rounds kept':>20}")
+    start = time.perf_counter()
+    for n in range(ROUNDS):
+        table = f"T{n % 10}"
+        head = f'"v":1,"table_id":"{table}","round_id":"R{n}","at":"{at}"'
+        fold.feed("rounds", f'{{"type":"round.opened","event_id":"o{n}",{head},"game":"sicbo"}}'.encode())
+        for seq in (1, 2):
+            bet = (
+                f'{{"type":"bet.placed","event_id":"b{n}-{seq}",{head},"bet_id":"B{n}-{seq}",'
+                f'"player_id":"P{n % 97}","seq":{seq},"kind":"big","stake":100,"currency":"EUR"}}'
+            ).encode()
+            fold.feed("bets", bet)
+        fold.feed("bets", bet)
+        fold.feed("rounds", f'{{"type":"round.betting_closed","event_id":"c{n}",{head},"last_seq":2}}'.encode())
+        fold.feed("rounds", f'{{"type":"round.result","event_id":"r{n}",{head},"dice":[1,2,{1 + n % 6}]}}'.encode())
+        if (n + 1) % (ROUNDS // steps) == 0:
+            kept = sum(len(t.rounds) for t in fold.tables.values())
+            print(f"{n + 1:>12,}{rss_mib():>10.1f}{kept:>20,}", flush=True)
+    elapsed = time.perf_counter() - start
+    print(f"({ROUNDS * 6 / elapsed:,.0f} events/s while measuring memory)")
+
+
+def main() -> None:
+    throughput()
+    print()
+    memory()
+
+
+if __name__ == "__main__":
+    main()
