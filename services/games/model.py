@@ -35,7 +35,7 @@ def win(num: int, den: int = 1) -> Verdict:
 
 def when(won: bool, num: int, den: int = 1) -> Verdict:
     """A win at odds num:den if won, else a loss."""
-    return Verdict("win", num, den) if won else LOSE
+    return win(num, den) if won else LOSE
 
 
 def payout(stake: int, v: Verdict) -> int:

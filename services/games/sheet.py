@@ -56,12 +56,11 @@ def par_sheet(game: str, stake: int | None = None) -> ParSheet:
     """The PAR sheet of a game; with a stake, also the RTP that floor rounding pays at it."""
     if stake is not None and stake < 1:
         raise ValueError(f"stake must be at least 1 minor unit, got {stake}")
-    every = outcomes(game)
-    lines = tuple(line(w, every_verdict(w, len(every)), stake) for w in wagers(game))
+    lines = tuple(line(w, every_verdict(w), stake) for w in wagers(game))
     max_rtp = max(x.rtp for x in lines)
     return ParSheet(
         game=game,
-        outcomes=len(every),
+        outcomes=len(outcomes(game)),
         stake=stake,
         tolerance=TOLERANCE,
         lines=lines,
@@ -71,11 +70,11 @@ def par_sheet(game: str, stake: int | None = None) -> ParSheet:
     )
 
 
-def every_verdict(w: Wager, count: int) -> dict[Verdict, Fraction]:
+def every_verdict(w: Wager) -> dict[Verdict, Fraction]:
     """The probability of each verdict of the wager over its game's equally likely outcomes."""
-    tally = Counter(verdict(w, o) for o in outcomes(w.game))
-    assert sum(tally.values()) == count
-    return {v: Fraction(n, count) for v, n in tally.items()}
+    every = outcomes(w.game)
+    tally = Counter(verdict(w, o) for o in every)
+    return {v: Fraction(n, len(every)) for v, n in tally.items()}
 
 
 def line(w: Wager, chances: Mapping[Verdict, Fraction], stake: int | None) -> Line:
