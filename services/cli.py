@@ -27,6 +27,33 @@ def _par(args: argparse.Namespace) -> int:
     return par.main(argv)
 
 
+def _topics(args: argparse.Namespace) -> int:
+    from services.settings import Settings
+    from services.topics import ensure
+
+    settings = Settings()
+    try:
+        problems = ensure(settings)
+    except Exception as error:
+        print(
+            f"croupier topics: cannot reach Kafka at {settings.kafka_bootstrap} ({error}); "
+            "start it with `make kafka-up` or set KAFKA_BOOTSTRAP",
+            file=sys.stderr,
+        )
+        return 1
+    for problem in problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from services.settings import Settings
+    from services.settlement import worker
+
+    overrides = {"web_port": args.web_port} if args.web_port is not None else {}
+    return worker.main(Settings(**overrides), loglevel=args.loglevel)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per job."""
     from services.settlement.fold import DEFAULT_HORIZON
@@ -59,6 +86,18 @@ def parser() -> argparse.ArgumentParser:
     par.add_argument("--stake", type=int, help="also show the RTP floor rounding pays at this stake")
     par.add_argument("--json", action="store_true", help="JSON instead of plain text")
     par.set_defaults(run=_par)
+
+    topics = commands.add_parser(
+        "topics", help="create the topics, or check the existing ones (idempotent)"
+    )
+    topics.set_defaults(run=_topics)
+
+    worker = commands.add_parser(
+        "worker", help="run a stream processor (start several: they share the partitions)"
+    )
+    worker.add_argument("--web-port", type=int, help="HTTP port for /health (default: a free one)")
+    worker.add_argument("--loglevel", default="info", help="faust log level (default info)")
+    worker.set_defaults(run=_worker)
     return top
 
 

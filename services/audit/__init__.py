@@ -1,0 +1,1 @@
+"""Audit tools: read topics back, compare them with the offline fold, report differences."""

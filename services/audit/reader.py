@@ -1,0 +1,92 @@
+"""Read whole topics with kafka-python, committed records only, up to their end offsets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message:
+    """One message as read: where it was, its key and its value."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes
+
+
+def read_topic(
+    bootstrap: str,
+    topic: str,
+    *,
+    timeout: float = 60.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Message]:
+    """Every committed message of a topic, partition by partition, up to the end at call time."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=1000,
+        max_partition_fetch_bytes=8 * 1024 * 1024,
+        fetch_max_bytes=64 * 1024 * 1024,
+    )
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+        if partitions is None:
+            raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        total = sum(ends.values())
+        done = 0
+        deadline = time.monotonic() + timeout
+        open_ = {tp for tp in tps if consumer.position(tp) < ends[tp]}
+        while open_:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"reading {topic!r} took longer than {timeout:.0f} s")
+            batch = consumer.poll(timeout_ms=500, max_records=50_000)
+            for tp, records in batch.items():
+                for r in records:
+                    if r.offset < ends[tp]:
+                        yield Message(
+                            topic=topic, partition=tp.partition, offset=r.offset, key=r.key, value=r.value
+                        )
+                done += len(records)
+            if progress is not None:
+                progress(done, total)
+            for tp in list(open_):
+                if consumer.position(tp) >= ends[tp]:
+                    open_.discard(tp)
+    finally:
+        consumer.close()
+
+
+def committed_lag(bootstrap: str, group: str, topics: list[str]) -> int:
+    """How many input messages the group has not committed yet (0 when it has caught up)."""
+    from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    try:
+        committed = admin.list_group_offsets({group: None}).get(group, {})
+        tps = [
+            TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())
+        ]
+        ends = consumer.end_offsets(tps)
+        lag = 0
+        for tp in tps:
+            meta = committed.get(tp)
+            lag += ends[tp] - (meta.offset if meta is not None and meta.offset >= 0 else 0)
+        return lag
+    finally:
+        consumer.close()
+        admin.close()

@@ -1,0 +1,52 @@
+"""Configuration from the environment (pydantic settings); every name is documented in README."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Croupier's settings: `CROUPIER_<NAME>` environment variables, and `KAFKA_BOOTSTRAP`."""
+
+    model_config = SettingsConfigDict(env_prefix="CROUPIER_", frozen=True, extra="ignore")
+
+    kafka_bootstrap: str = Field(
+        default="127.0.0.1:9092",
+        validation_alias=AliasChoices("KAFKA_BOOTSTRAP", "CROUPIER_KAFKA_BOOTSTRAP"),
+        description="host:port of the Kafka brokers, comma-separated",
+    )
+    topic_rounds: str = "rounds"
+    topic_bets: str = "bets"
+    topic_settlements: str = "settlements"
+    topic_refunds: str = "refunds"
+    topic_table_stats: str = "table-stats"
+    topic_rejected: str = "rejected"
+    partitions: int = Field(default=12, ge=1, description="partitions of rounds and bets")
+    output_partitions: int = Field(default=12, ge=1, description="partitions of output topics")
+    replication_factor: int = Field(default=1, ge=1)
+    retention_ms: int = Field(
+        default=-1, description="retention of every topic but table-stats; -1 keeps for ever"
+    )
+    group_id: str = "croupier-settlement"
+    transactional_prefix: str = Field(
+        default="croupier-settlement", description="transactional.id of task p is <prefix>-<p>"
+    )
+    horizon: int = Field(default=200, ge=1, description="decided rounds kept per table")
+    batch_records: int = Field(default=5000, ge=1, description="most records read per batch")
+    web_host: str = "127.0.0.1"
+    web_port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")
+    data_dir: str = ".data/workers"
+
+    @property
+    def inputs(self) -> tuple[str, str]:
+        return (self.topic_rounds, self.topic_bets)
+
+    @property
+    def outputs(self) -> tuple[str, str, str, str]:
+        return (
+            self.topic_settlements,
+            self.topic_refunds,
+            self.topic_table_stats,
+            self.topic_rejected,
+        )

@@ -1,0 +1,61 @@
+"""Records of one transaction, grouped into producer batches per topic partition."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
+from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
+
+
+LARGE = 256 * 1024
+"""Values above this go alone (an oversized bad input kept verbatim in `rejected`)."""
+
+
+class Partitioner:
+    """Kafka's default keyed partitioning (murmur2, as the Java client), with a cache per key."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[bytes, int], int] = {}
+
+    def __call__(self, key: bytes | None, partitions: int, fallback: int) -> int:
+        if key is None:
+            return fallback % partitions
+        found = self._cache.get((key, partitions))
+        if found is None:
+            if len(self._cache) > 200_000:
+                self._cache.clear()
+            found = self._cache[(key, partitions)] = (murmur2(key) & 0x7FFFFFFF) % partitions
+        return found
+
+
+async def send_all(
+    producer: AIOKafkaProducer,
+    messages: list[tuple[str, bytes | None, bytes]],
+    partitions: dict[str, int],
+    partitioner: Partitioner,
+    fallback: int,
+) -> None:
+    """Send (topic, key, value) messages in as few producer batches as fit, and wait for them."""
+    batches: dict[tuple[str, int], Any] = {}
+    futures: list[asyncio.Future[Any]] = []
+    for topic, key, value in messages:
+        partition = partitioner(key, partitions[topic], fallback)
+        if len(value) > LARGE:
+            futures.append(await producer.send(topic, value, key=key, partition=partition))
+            continue
+        slot = (topic, partition)
+        batch = batches.get(slot)
+        if batch is None:
+            batch = batches[slot] = producer.create_batch()
+        if batch.append(key=key, value=value, timestamp=None) is None:
+            futures.append(await producer.send_batch(batch, topic, partition=partition))
+            batch = batches[slot] = producer.create_batch()
+            if batch.append(key=key, value=value, timestamp=None) is None:
+                raise ValueError(f"a record of {len(value)} bytes does not fit a batch of {topic}")
+    for (topic, partition), batch in batches.items():
+        if batch.record_count():
+            futures.append(await producer.send_batch(batch, topic, partition=partition))
+    if futures:
+        await asyncio.gather(*futures)

@@ -1,0 +1,81 @@
+"""`croupier worker`: the faust-streaming worker that hosts the settlement engine.
+
+faust runs the process: logging, signals, the web server (health, metrics) and the service life
+cycle. The settlement itself is the engine's transactional consume-fold-produce loop rather than a
+faust agent, because faust's exactly-once mode maps a transaction to an output record's partition
+(outputs here are keyed by player, not by table) and its offset commits can run ahead of a failed
+send; see docs/DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from typing import Any
+
+import faust  # type: ignore[import-untyped]
+from mode import Service  # type: ignore[import-untyped]
+
+from services.settings import Settings
+from services.settlement.engine import Engine
+
+
+def free_port(host: str) -> int:
+    """A TCP port nobody listens on now, so that several workers share one machine."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def create_app(settings: Settings) -> tuple[Any, Engine]:
+    """The faust app of one worker process, and the engine it runs."""
+    port = settings.web_port or free_port(settings.web_host)
+    datadir = os.path.abspath(os.path.join(settings.data_dir, f"worker-{os.getpid()}"))
+    os.makedirs(datadir, exist_ok=True)
+    app = faust.App(
+        f"{settings.group_id}-worker",
+        broker=f"kafka://{settings.kafka_bootstrap}",
+        store="memory://",
+        web_host=settings.web_host,
+        web_port=port,
+        web_in_thread=False,
+        datadir=datadir,
+        topic_replication_factor=settings.replication_factor,
+    )
+    engine = Engine(settings)
+
+    @app.service
+    class SettlementService(Service):  # type: ignore[misc]
+        """Runs the engine for as long as the worker runs."""
+
+        async def on_start(self) -> None:
+            self._task = asyncio.ensure_future(engine.run())
+
+        async def on_stop(self) -> None:
+            engine.stop()
+            try:
+                await asyncio.wait_for(self._task, timeout=30)
+            except Exception:  # noqa: S110 - stopping: the engine logs its own failures
+                pass
+
+    @app.page("/health")
+    async def health(web: Any, request: Any) -> Any:
+        return web.json(
+            {
+                "status": "ok",
+                "tasks": sorted(engine.tasks),
+                "pending_bets": sum(engine.metrics.pending.values()),
+            }
+        )
+
+    return app, engine
+
+
+def main(settings: Settings, loglevel: str = "info") -> int:
+    """Run one worker until interrupted."""
+    app, _ = create_app(settings)
+    worker = faust.Worker(app, loglevel=loglevel, quiet=True)
+    worker.execute_from_commandline()
+    return 0

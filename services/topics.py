@@ -1,0 +1,94 @@
+"""`croupier topics`: create the contract's topics, or check the ones that exist (idempotent)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
+from kafka.errors import TopicAlreadyExistsError  # type: ignore[import-untyped]
+
+from services.settings import Settings
+
+MAX_MESSAGE = 4 * 1024 * 1024
+"""Bytes a `rejected` record may take: an oversized input is kept verbatim, escaped."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    name: str
+    partitions: int
+    config: dict[str, str]
+
+
+def plan(settings: Settings) -> list[Plan]:
+    """The topics croupier reads and writes, with their partitions and configuration."""
+    retention = {"retention.ms": str(settings.retention_ms)}
+    inputs = [
+        Plan(name=t, partitions=settings.partitions, config=retention) for t in settings.inputs
+    ]
+    outputs = [
+        Plan(name=settings.topic_settlements, partitions=settings.output_partitions, config=retention),
+        Plan(name=settings.topic_refunds, partitions=settings.output_partitions, config=retention),
+        Plan(
+            name=settings.topic_table_stats,
+            partitions=settings.output_partitions,
+            config={"cleanup.policy": "compact"},
+        ),
+        Plan(
+            name=settings.topic_rejected,
+            partitions=settings.output_partitions,
+            config={**retention, "max.message.bytes": str(MAX_MESSAGE)},
+        ),
+    ]
+    return inputs + outputs
+
+
+def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
+    """Create what is missing; return the problems found with what exists (empty when all fit)."""
+    admin = KafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, client_id="croupier-topics")
+    try:
+        wanted = plan(settings)
+        existing = _partitions(admin, [p.name for p in wanted])
+        missing = [p for p in wanted if p.name not in existing]
+        if missing:
+            try:
+                admin.create_topics(
+                    [
+                        NewTopic(
+                            name=p.name,
+                            num_partitions=p.partitions,
+                            replication_factor=settings.replication_factor,
+                            topic_configs=p.config,
+                        )
+                        for p in missing
+                    ]
+                )
+            except TopicAlreadyExistsError:
+                pass
+        for p in missing:
+            print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
+        existing = _partitions(admin, [p.name for p in wanted])
+        problems = []
+        for p in wanted:
+            if p.name not in missing:
+                print(f"exists  {p.name}: {existing.get(p.name)} partitions", file=out)
+        rounds, bets = (existing.get(t) for t in settings.inputs)
+        if rounds != bets:
+            problems.append(
+                f"{settings.topic_rounds} has {rounds} partitions and {settings.topic_bets} has "
+                f"{bets}: they must be co-partitioned; add partitions to the smaller one "
+                "(kafka-topics --alter --partitions N) before starting workers"
+            )
+        return problems
+    finally:
+        admin.close()
+
+
+def _partitions(admin: KafkaAdminClient, names: list[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for meta in admin.describe_topics(names):
+        if meta.get("error_code", 0) == 0 and meta.get("partitions"):
+            found[meta["name"]] = len(meta["partitions"])
+    return found

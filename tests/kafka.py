@@ -1,0 +1,169 @@
+"""Test support for the real broker: where it is, isolated topics, worker processes, publishing."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+from kafka import KafkaProducer  # type: ignore[import-untyped]
+
+from services.audit.reader import committed_lag
+from services.settings import Settings
+from services.simulation.streams import Streams, interleave
+from services.topics import ensure
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT = ROOT / "test-output"
+
+
+def bootstrap() -> str:
+    """KAFKA_BOOTSTRAP if set; else a testcontainers broker where Docker runs; else the local one."""
+    given = os.environ.get("KAFKA_BOOTSTRAP")
+    if given:
+        return given
+    if shutil.which("docker") and _docker_engine():
+        return _container()
+    return "127.0.0.1:9092"
+
+
+def _docker_engine() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+_CONTAINER: list[object] = []
+
+
+def _container() -> str:
+    from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found]
+
+    kafka = KafkaContainer("apache/kafka:4.1.1").with_kraft()
+    kafka.start()
+    _CONTAINER.append(kafka)
+    address: str = kafka.get_bootstrap_server()
+    return address
+
+
+def reachable(address: str) -> bool:
+    host, _, port = address.split(",")[0].rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def isolated_settings(address: str, partitions: int = 4, **extra: object) -> Settings:
+    """Settings with topic names, group and transactional ids of their own, for one test."""
+    tag = f"t{uuid.uuid4().hex[:10]}"
+    names = {
+        f"topic_{role}": f"{tag}-{role.replace('_', '-')}"
+        for role in ("rounds", "bets", "settlements", "refunds", "table_stats", "rejected")
+    }
+    return Settings(
+        kafka_bootstrap=address,
+        partitions=partitions,
+        output_partitions=partitions,
+        group_id=f"{tag}-settlement",
+        transactional_prefix=f"{tag}-settlement",
+        **names,  # type: ignore[arg-type]
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def environment(settings: Settings) -> dict[str, str]:
+    """The environment that gives a worker process these settings."""
+    env = dict(os.environ)
+    for name, value in settings.model_dump().items():
+        env[f"CROUPIER_{name.upper()}"] = str(value)
+    env["KAFKA_BOOTSTRAP"] = settings.kafka_bootstrap
+    return env
+
+
+def create_topics(settings: Settings) -> None:
+    problems = ensure(settings, out=io.StringIO())
+    assert problems == []
+
+
+def publish(settings: Settings, streams: Streams, seed: int = 0) -> None:
+    """Publish both topics in a random allowed interleaving, keyed by table_id, acks=all."""
+    producer = KafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=5
+    )
+    topics = {"rounds": settings.topic_rounds, "bets": settings.topic_bets}
+    try:
+        for kind, raw in interleave(streams, random.Random(seed)):
+            producer.send(topics[kind], value=raw, key=_table_of(raw))
+        producer.flush()
+    finally:
+        producer.close()
+
+
+def _table_of(raw: bytes) -> bytes | None:
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    table = value.get("table_id") if isinstance(value, dict) else None
+    return table.encode() if isinstance(table, str) else None
+
+
+@contextmanager
+def workers(settings: Settings, count: int, name: str = "worker") -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`croupier worker` processes, stopped (and their logs kept under test-output/) at the end."""
+    OUTPUT.mkdir(exist_ok=True)
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        for n in range(count):
+            started.append(spawn(settings, f"{name}-{n}"))
+        yield started
+    finally:
+        for process in started:
+            stop(process)
+
+
+def spawn(settings: Settings, name: str) -> subprocess.Popen[bytes]:
+    with open(OUTPUT / f"{settings.group_id}-{name}.log", "wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "services.cli", "worker", "--loglevel", "warning"],
+            cwd=ROOT,
+            env=environment(settings),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_caught_up(settings: Settings, timeout: float = 120.0) -> None:
+    """Until the workers have committed every input message."""
+    deadline = time.monotonic() + timeout
+    lag = -1
+    while time.monotonic() < deadline:
+        lag = committed_lag(settings.kafka_bootstrap, settings.group_id, list(settings.inputs))
+        if lag == 0:
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"workers still {lag} input messages behind after {timeout:.0f} s")
