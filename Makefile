@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: help install run replay-sample test test-unit test-kafka check lint types schemas bench \
-        kafka-up kafka-down kafka-status topics worker bench-kafka chaos clean
+        kafka-up kafka-down kafka-status topics worker bench-kafka chaos clean broker
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -27,7 +27,11 @@ run: $(STAMP) ## the main job (see README)
 replay-sample: $(STAMP) ## replay the bundled sample stream and print records and table statistics
 	$(BIN)/croupier replay --stats services/samples/sample.jsonl
 
-test: $(STAMP) ## all tests (the Kafka ones need the local broker: make kafka-up, or KAFKA_BOOTSTRAP)
+# The broker the Kafka tests use: KAFKA_BOOTSTRAP if set, else the local one (started if needed).
+broker: $(STAMP)
+	@if [ -z "$$KAFKA_BOOTSTRAP" ]; then PYTHON=$(BIN)/python bash deploy/kafka/up.sh; fi
+
+test: $(STAMP) broker ## all tests: unit, then integration on a real broker (started by itself)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP) ## the pure tests only, no broker
@@ -47,6 +51,18 @@ schemas: $(STAMP) ## regenerate the committed JSON Schema files from the Structs
 
 bench: $(STAMP) ## replay throughput vs a bare json.loads of the same file; memory over a million rounds
 	$(BIN)/python -m tests.bench.replay
+
+kafka-up: $(STAMP) ## start the local Kafka broker (KRaft, 127.0.0.1:9092), fetching its jars on first use
+	PYTHON=$(BIN)/python bash deploy/kafka/up.sh
+
+kafka-down: ## stop the local Kafka broker (KAFKA_WIPE=1 also deletes its data)
+	bash deploy/kafka/down.sh
+
+topics: $(STAMP) ## create or check the topics (idempotent)
+	$(BIN)/croupier topics
+
+worker: $(STAMP) ## run one stream processor in the foreground (start several to share the work)
+	$(BIN)/croupier worker
 
 clean: ## remove the virtualenv and generated data
 	rm -rf $(VENV) .data .pytest_cache .mypy_cache .ruff_cache
