@@ -1,0 +1,281 @@
+"""A table's rounds as its game service publishes them: only the contract's order can be emitted.
+
+Pure: event ids are uuid5 of (table, round, serial), `at` comes from an injected clock, and the
+objects only build events; sending them is the publisher's job.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Final, Literal
+
+from schemas.events import (
+    BetPlaced,
+    BettingClosed,
+    GameName,
+    RoundCancelled,
+    RoundOpened,
+    RoundReshaken,
+    RoundResult,
+    RoundResumed,
+    RoundSuspended,
+)
+
+NAMESPACE: Final = uuid.UUID("5b0c6f3e-2a4d-5e8f-9c1b-7d3a6e2f4c80")
+"""The uuid5 namespace of the event ids and bet ids the upstream helpers derive."""
+
+Clock = Callable[[], datetime]
+Phase = Literal["new", "betting", "closed", "result", "cancelled"]
+
+
+class OutOfOrder(ValueError):
+    """An event the round's life cycle does not allow now; nothing was emitted."""
+
+
+def timestamp(instant: datetime) -> str:
+    """RFC 3339 in UTC with milliseconds, e.g. 2026-11-29T12:00:00.250Z."""
+    if instant.tzinfo is None:
+        raise ValueError("the clock must return timezone-aware datetimes")
+    utc = instant.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def derived_id(*parts: str) -> str:
+    """A deterministic id from business keys (uuid5 in NAMESPACE of the parts joined by '/')."""
+    return str(uuid.uuid5(NAMESPACE, "/".join(parts)))
+
+
+class RoundBuilder:
+    """One round of one table: open, bets seq 1..n, close, then result or cancel.
+
+    Suspend/resume may come in any non-final state, reshake only between close and result; every
+    other call raises OutOfOrder and changes nothing.
+    """
+
+    def __init__(self, *, table_id: str, round_id: str, game: GameName, clock: Clock) -> None:
+        self.table_id = table_id
+        self.round_id = round_id
+        self.game: GameName = game
+        self.clock = clock
+        self.phase: Phase = "new"
+        self.suspended = False
+        self.seq = 0
+        self.last_seq = -1
+        self._serial = 0
+
+    @property
+    def final(self) -> bool:
+        return self.phase in ("result", "cancelled")
+
+    def open(self) -> RoundOpened:
+        """The betting period starts."""
+        self._need(self.phase == "new", "round.opened")
+        self.phase = "betting"
+        event_id, at = self._head()
+        return RoundOpened(
+            v=1,
+            event_id=event_id,
+            table_id=self.table_id,
+            round_id=self.round_id,
+            at=at,
+            game=self.game,
+        )
+
+    def bet(
+        self,
+        *,
+        player_id: str,
+        kind: str,
+        pick: Sequence[int] = (),
+        stake: int,
+        currency: str,
+        bet_id: str | None = None,
+    ) -> BetPlaced:
+        """A bet the table confirmed during the betting period: the next seq."""
+        self._need(self.phase == "betting" and not self.suspended, "bet.placed")
+        return self._bet(self.seq + 1, player_id, kind, pick, stake, currency, bet_id)
+
+    def late_bet(
+        self,
+        *,
+        player_id: str,
+        kind: str,
+        pick: Sequence[int] = (),
+        stake: int,
+        currency: str,
+        bet_id: str | None = None,
+    ) -> BetPlaced:
+        """A bet confirmed after betting closed (seq beyond last_seq): croupier refunds it."""
+        self._need(self.phase != "new" and self.phase != "betting", "a late bet.placed")
+        return self._bet(self.seq + 1, player_id, kind, pick, stake, currency, bet_id)
+
+    def close(self) -> BettingClosed:
+        """The betting period is over; the bets confirmed so far are 1..last_seq."""
+        self._need(self.phase == "betting" and not self.suspended, "round.betting_closed")
+        self.phase = "closed"
+        self.last_seq = self.seq
+        event_id, at = self._head()
+        return BettingClosed(
+            v=1,
+            event_id=event_id,
+            table_id=self.table_id,
+            round_id=self.round_id,
+            at=at,
+            last_seq=self.last_seq,
+        )
+
+    def suspend(self, reason: str) -> RoundSuspended:
+        """An unexpected problem: the dealer informs the supervisor."""
+        self._need(self.phase in ("betting", "closed") and not self.suspended, "round.suspended")
+        self.suspended = True
+        event_id, at = self._head()
+        return RoundSuspended(
+            v=1,
+            event_id=event_id,
+            table_id=self.table_id,
+            round_id=self.round_id,
+            at=at,
+            reason=reason,
+        )
+
+    def resume(self) -> RoundResumed:
+        """The problem was solved quickly; the round goes on."""
+        self._need(self.suspended and not self.final, "round.resumed")
+        self.suspended = False
+        event_id, at = self._head()
+        return RoundResumed(
+            v=1, event_id=event_id, table_id=self.table_id, round_id=self.round_id, at=at
+        )
+
+    def reshake(self, reason: str) -> RoundReshaken:
+        """The dice or discs are shaken again; bets stand."""
+        self._need(self.phase == "closed", "round.reshaken")
+        event_id, at = self._head()
+        return RoundReshaken(
+            v=1,
+            event_id=event_id,
+            table_id=self.table_id,
+            round_id=self.round_id,
+            at=at,
+            reason=reason,
+        )
+
+    def result(
+        self,
+        *,
+        dice: tuple[int, int, int] | None = None,
+        discs: tuple[str, str, str, str] | None = None,
+    ) -> RoundResult:
+        """The outcome the dealer entered: dice for sicbo and thai-hilo, discs for xocdia."""
+        self._need(self.phase == "closed" and not self.suspended, "round.result")
+        if self.game == "xocdia":
+            if discs is None or dice is not None:
+                raise ValueError("a xocdia result needs discs (4 of red/white) and no dice")
+        elif dice is None or discs is not None:
+            raise ValueError(f"a {self.game} result needs dice (3 faces) and no discs")
+        event_id, at = self._head()
+        event = RoundResult(
+            v=1,
+            event_id=event_id,
+            table_id=self.table_id,
+            round_id=self.round_id,
+            at=at,
+            dice=dice,
+            discs=discs,  # type: ignore[arg-type]  # values are checked on publishing
+        )
+        self.phase = "result"
+        return event
+
+    def cancel(self, reason: str) -> RoundCancelled:
+        """The round is void: every confirmed bet is refunded."""
+        self._need(self.phase in ("betting", "closed"), "round.cancelled")
+        self.phase = "cancelled"
+        self.suspended = False
+        event_id, at = self._head()
+        return RoundCancelled(
+            v=1,
+            event_id=event_id,
+            table_id=self.table_id,
+            round_id=self.round_id,
+            at=at,
+            reason=reason,
+        )
+
+    def _bet(
+        self,
+        seq: int,
+        player_id: str,
+        kind: str,
+        pick: Sequence[int],
+        stake: int,
+        currency: str,
+        bet_id: str | None,
+    ) -> BetPlaced:
+        event_id = self._event_id()
+        self.seq = seq
+        return BetPlaced(
+            v=1,
+            event_id=event_id,
+            table_id=self.table_id,
+            round_id=self.round_id,
+            at=self._now(),
+            bet_id=bet_id or derived_id("bet", self.table_id, self.round_id, str(seq)),
+            player_id=player_id,
+            seq=seq,
+            kind=kind,
+            pick=list(pick),
+            stake=stake,
+            currency=currency,
+        )
+
+    def _need(self, allowed: bool, what: str) -> None:
+        if not allowed:
+            state = self.phase + (" and suspended" if self.suspended else "")
+            raise OutOfOrder(
+                f"{what} is not allowed now: round {self.round_id!r} of table {self.table_id!r} "
+                f"is {state}"
+            )
+
+    def _event_id(self) -> str:
+        self._serial += 1
+        return derived_id(self.table_id, self.round_id, str(self._serial))
+
+    def _now(self) -> datetime:
+        instant = self.clock()
+        if instant.tzinfo is None:
+            raise ValueError("the clock must return timezone-aware datetimes")
+        utc = instant.astimezone(UTC)
+        return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
+
+    def _head(self) -> tuple[str, str]:
+        return self._event_id(), timestamp(self._now())
+
+
+class Table:
+    """One table of one game: hands out its rounds one after the other, numbered from `first`."""
+
+    def __init__(
+        self, *, table_id: str, game: GameName, clock: Clock, prefix: str = "", first: int = 1
+    ) -> None:
+        self.table_id = table_id
+        self.game: GameName = game
+        self.clock = clock
+        self.prefix = prefix
+        self.number = first - 1
+        self.current: RoundBuilder | None = None
+
+    def next_round(self) -> RoundBuilder:
+        """The next round; the previous one must have its fate (result or cancelled)."""
+        if self.current is not None and not self.current.final:
+            raise OutOfOrder(
+                f"table {self.table_id!r}: round {self.current.round_id!r} is still "
+                f"{self.current.phase}; give it a result or cancel it first"
+            )
+        self.number += 1
+        round_id = f"{self.table_id}-{self.prefix}{self.number:06d}"
+        self.current = RoundBuilder(
+            table_id=self.table_id, round_id=round_id, game=self.game, clock=self.clock
+        )
+        return self.current

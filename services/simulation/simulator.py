@@ -1,0 +1,270 @@
+"""A realistic live-dealer floor: tables of every game, players betting in the betting window,
+and the rule sheets' situations (disconnects, suspensions, reshakes, cancels, late bets, producer
+retries). Deterministic: the seed fixes every choice, and `at` comes from a simulated clock.
+
+The events are built with the publisher's round builders, so only the contract's order can come
+out; they are validated as they are made (`prepare`), and a retry repeats the very same bytes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Final
+
+from schemas.events import AnyEvent, GameName
+from services.publisher.message import Message, prepare
+from services.publisher.table import RoundBuilder, Table
+from services.simulation.clock import SimClock
+from services.simulation.players import Bet, Player, Taste, players
+
+GAMES: Final[tuple[GameName, ...]] = ("sicbo", "thai-hilo", "xocdia")
+CODES: Final = {"sicbo": "SB", "thai-hilo": "HL", "xocdia": "XD"}
+EPOCH: Final = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+WINDOW: Final = {"sicbo": 20.0, "thai-hilo": 20.0, "xocdia": 15.0}
+"""Seconds of the betting period of each game."""
+SHAKE: Final = 8.0
+"""Seconds from betting closed to the result (shaking, revealing)."""
+PAUSE: Final = 5.0
+"""Seconds between a round's fate and the next round's opening."""
+ROUND_SECONDS: Final = 35.0
+"""About how long a round takes in simulated time (used to pace wall time)."""
+SUSPEND_REASONS: Final = (
+    "dealer called the supervisor",
+    "video stream interrupted",
+    "shaker jammed",
+)
+RESHAKE_REASONS: Final = {
+    "sicbo": ("dice not flat", "dice overlapping", "fewer than three rolls"),
+    "thai-hilo": ("dice not flat", "dice overlapping", "fewer than three rolls"),
+    "xocdia": ("disc dropped", "disc standing on its edge"),
+}
+CANCEL_REASONS: Final = (
+    "problem not solved: the supervisor voided the round",
+    "result could not be read",
+    "table closed by the supervisor",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Situations:
+    """How often each situation of the rule sheets happens (per round, per player or per event)."""
+
+    suspend: float = 0.06
+    reshake: float = 0.08
+    cancel: float = 0.03
+    late: float = 0.05
+    disconnect: float = 0.02
+    retry: float = 0.01
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    """The floor: tables (games in turn), players spread over them, rounds per table (0 forever)."""
+
+    tables: int = 6
+    players: int = 60
+    rounds: int = 0
+    seed: int = 0
+    start: datetime = EPOCH
+    situations: Situations = field(default_factory=Situations)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Emission:
+    """One message to send, `offset` simulated seconds after the start."""
+
+    offset: float
+    message: Message
+    retry: bool = False
+
+
+def table_ids(count: int) -> list[tuple[str, GameName]]:
+    """The tables of a floor: games in turn, numbered per game (SB-01, HL-01, XD-01, SB-02...)."""
+    made = []
+    for n in range(count):
+        game = GAMES[n % len(GAMES)]
+        made.append((f"{CODES[game]}-{n // len(GAMES) + 1:02d}", game))
+    return made
+
+
+class Simulation:
+    """The events of a floor, in simulated-time order across tables; `counts` tallies situations."""
+
+    def __init__(self, config: Config) -> None:
+        if config.tables < 1 or config.players < 0 or config.rounds < 0:
+            raise ValueError("tables must be >= 1, players >= 0 and rounds >= 0")
+        self.config = config
+        self.counts: Counter[str] = Counter()
+
+    def __iter__(self) -> Iterator[Emission]:
+        c = self.config
+        seats = players(random.Random(f"{c.seed}/players"), c.players)
+        scripts = []
+        for n, (table_id, game) in enumerate(table_ids(c.tables)):
+            seated = seats[n :: c.tables]
+            rng = random.Random(f"{c.seed}/{table_id}")
+            script = _TableScript(self, table_id, game, seated, rng)
+            scripts.append(((e.offset, n, i, e) for i, e in enumerate(script.run())))
+        for _, _, _, emission in heapq.merge(*scripts, key=lambda x: x[:3]):
+            yield emission
+
+
+class _TableScript:
+    """One table's rounds, one after the other, as emissions in time order."""
+
+    def __init__(
+        self,
+        sim: Simulation,
+        table_id: str,
+        game: GameName,
+        seated: list[Player],
+        rng: random.Random,
+    ) -> None:
+        self.sim = sim
+        self.s = sim.config.situations
+        self.rng = rng
+        self.game: GameName = game
+        self.seated = seated
+        self.taste = Taste(game)
+        self.away: dict[str, int] = {}
+        self.clock = SimClock(sim.config.start)
+        self.table = Table(
+            table_id=table_id, game=game, clock=self.clock, prefix=f"{sim.config.seed:x}-"
+        )
+        self.t = rng.uniform(0.0, ROUND_SECONDS)
+        self.out: list[Emission] = []
+
+    def run(self) -> Iterator[Emission]:
+        rounds = itertools.count() if self.sim.config.rounds == 0 else range(self.sim.config.rounds)
+        for _ in rounds:
+            self._round(self.table.next_round())
+            self.sim.counts["rounds"] += 1
+            yield from self.out
+            self.out = []
+
+    def _emit(self, at: float, make: Callable[[], AnyEvent]) -> None:
+        self.clock.set(at)
+        event = make()
+        message = prepare(event)
+        self.out.append(Emission(offset=at, message=message))
+        self.sim.counts["round_events" if message.topic == "rounds" else "bets"] += 1
+        if self.rng.random() < self.s.retry:
+            self.sim.counts["retries"] += 1
+            self.out.append(Emission(offset=at + 0.001, message=message, retry=True))
+
+    def _round(self, rnd: RoundBuilder) -> None:
+        rng, s = self.rng, self.s
+        start = self.t
+        self._emit(start, rnd.open)
+        window = WINDOW[self.game]
+        bets = self._bets(start, window)
+        timeline: list[tuple[float, int, Callable[[], AnyEvent]]] = []
+        pause_at = pause = 0.0
+        if rng.random() < s.suspend / 2:
+            self.sim.counts["suspended"] += 1
+            pause_at, pause = start + rng.uniform(0.3, 0.8) * window, rng.uniform(5.0, 30.0)
+            reason = rng.choice(SUSPEND_REASONS)
+            timeline.append((pause_at, 2, lambda: rnd.suspend(reason)))
+            timeline.append((pause_at + pause, 0, rnd.resume))
+
+        def later(at: float) -> float:
+            """Betting is paused while the round is suspended: what was due then comes after."""
+            return at + pause if pause and at >= pause_at else at
+
+        for at, player, bet in bets:
+            timeline.append((later(at), 1, self._bet(rnd, player, bet)))
+        cancel_at = None
+        if rng.random() < s.cancel / 2:
+            cancel_at = later(start + rng.uniform(0.5, 1.0) * window)
+            timeline.append((cancel_at, 3, lambda: self._cancelled(rnd)))
+        timeline.sort(key=lambda step: (step[0], step[1]))
+        for at, _, make in timeline:
+            if rnd.final:
+                break
+            self._emit(at, make)
+        if cancel_at is not None:
+            self.t = cancel_at + PAUSE
+            return
+        closed = start + window + pause
+        self._emit(closed, rnd.close)
+        self._after_close(rnd, closed)
+
+    def _after_close(self, rnd: RoundBuilder, closed: float) -> None:
+        rng, s = self.rng, self.s
+        if rng.random() < s.late:
+            self.sim.counts["late_bets"] += 1
+            player = rng.choice(self.seated) if self.seated else None
+            if player is not None:
+                bet = self.taste.choose(rng, player)
+                at = closed + rng.uniform(0.05, 1.5)
+                self._emit(at, self._bet(rnd, player, bet, late=True))
+        t = closed + 2.0
+        if rng.random() < s.suspend / 2:
+            self.sim.counts["suspended"] += 1
+            self._emit(t, lambda: rnd.suspend(rng.choice(SUSPEND_REASONS)))
+            t += rng.uniform(5.0, 40.0)
+            if rng.random() < 0.3:
+                self._cancel(rnd, t)
+                return
+            self._emit(t, rnd.resume)
+        if rng.random() < s.cancel / 2:
+            self._cancel(rnd, t + 1.0)
+            return
+        t += SHAKE
+        if rng.random() < s.reshake:
+            self.sim.counts["reshaken"] += 1
+            self._emit(t, lambda: rnd.reshake(rng.choice(RESHAKE_REASONS[self.game])))
+            t += SHAKE
+        if self.game == "xocdia":
+            discs = tuple(rng.choice(("red", "white")) for _ in range(4))
+            self._emit(t, lambda: rnd.result(discs=discs))  # type: ignore[arg-type]
+        else:
+            dice = (rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))
+            self._emit(t, lambda: rnd.result(dice=dice))
+        self.t = t + PAUSE
+
+    def _cancel(self, rnd: RoundBuilder, at: float) -> None:
+        self._emit(at, lambda: self._cancelled(rnd))
+        self.t = at + PAUSE
+
+    def _cancelled(self, rnd: RoundBuilder) -> AnyEvent:
+        self.sim.counts["cancelled"] += 1
+        return rnd.cancel(self.rng.choice(CANCEL_REASONS))
+
+    def _bets(self, start: float, window: float) -> list[tuple[float, Player, Bet]]:
+        """Who bets what and when in this round; disconnecting players stop betting mid-round."""
+        rng, s = self.rng, self.s
+        planned: list[tuple[float, int, Player, Bet]] = []
+        for n, player in enumerate(self.seated):
+            if self.away.get(player.player_id, 0) > 0:
+                self.away[player.player_id] -= 1
+                continue
+            if rng.random() >= player.activity:
+                continue
+            times = sorted(rng.uniform(0.5, window - 0.5) for _ in range(rng.choice((1, 1, 2, 3))))
+            if rng.random() < s.disconnect:
+                self.sim.counts["disconnects"] += 1
+                gone = rng.uniform(0.5, window - 0.5)
+                times = [t for t in times if t < gone]
+                self.away[player.player_id] = rng.randint(1, 5)
+            planned.extend((start + t, n, player, self.taste.choose(rng, player)) for t in times)
+        planned.sort(key=lambda p: (p[0], p[1]))
+        return [(at, player, bet) for at, _, player, bet in planned]
+
+    def _bet(
+        self, rnd: RoundBuilder, player: Player, bet: Bet, late: bool = False
+    ) -> Callable[[], AnyEvent]:
+        place = rnd.late_bet if late else rnd.bet
+        return lambda: place(
+            player_id=player.player_id,
+            kind=bet.kind,
+            pick=bet.pick,
+            stake=bet.stake,
+            currency=player.currency,
+        )
