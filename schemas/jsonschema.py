@@ -1,0 +1,143 @@
+"""The JSON Schema files of the wire contract, one per topic, generated from the Structs.
+
+`python -m schemas.jsonschema OUTDIR` (`make schemas`) writes them; the committed copies live in
+`schemas/json/` and a unit test fails when they no longer match the Structs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from schemas.events import BetPlaced, RoundEvent
+from schemas.records import Refund, Rejected, Settlement, TableStats
+
+CONTRACT_VERSION: Final = 1
+DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
+SUFFIX: Final = ".schema.json"
+
+TOPICS: Final[dict[str, tuple[Any, str]]] = {
+    "rounds": (
+        RoundEvent,
+        "Round events a table's game service publishes, keyed by table_id, one per message "
+        "(contract section 2). Unknown extra fields are ignored.",
+    ),
+    "bets": (
+        BetPlaced,
+        "Bet events a table's game service publishes, keyed by table_id, one per message "
+        "(contract section 2). Unknown extra fields are ignored; `pick` absent means [].",
+    ),
+    "settlements": (
+        Settlement,
+        "Settlement records croupier writes, keyed by player_id (contract section 5). "
+        "`settlement_id` is derived from `bet_id` alone: wallets use it as the idempotency key.",
+    ),
+    "refunds": (
+        Refund,
+        "Refund records croupier writes, keyed by player_id (contract section 5). "
+        "`refund_id` is derived from `bet_id` alone: wallets use it as the idempotency key.",
+    ),
+    "rejected": (
+        Rejected,
+        "Dead letters croupier writes, keyed by the input's key: every input it could not "
+        "accept, verbatim in `raw` (invalid UTF-8 bytes shown as \\xNN), with the reason "
+        "(contract sections 3 and 5).",
+    ),
+    "table-stats": (
+        TableStats,
+        "The statistics of a table over its last 50 rounds with a result, keyed by table_id, "
+        "log-compacted (contract section 5).",
+    ),
+}
+
+_OUTCOME_RULE: Final = (
+    " Exactly one of `dice` (sicbo, thai-hilo) and `discs` (xocdia) is present and not null."
+)
+_ONE_OUTCOME: Final = {
+    "oneOf": [
+        {"required": ["dice"], "properties": {"dice": {"type": "array"}}},
+        {"required": ["discs"], "properties": {"discs": {"type": "array"}}},
+    ]
+}
+_ONE_OUTCOME_DEFS: Final = ("RoundResult", "Settlement", "StatRound")
+_CURRENCY: Final = {
+    "type": "string",
+    "pattern": "^[A-Z]{3}$",
+    "description": "ISO 4217 code: three capital letters A-Z.",
+}
+
+
+def _with_post_init_rules(defs: dict[str, Any]) -> dict[str, Any]:
+    """Add the rules the Structs check in `__post_init__`, which msgspec cannot express."""
+    rules = dict(defs)
+    for name in _ONE_OUTCOME_DEFS:
+        if name in rules:
+            rules[name] = {
+                **rules[name],
+                **_ONE_OUTCOME,
+                "description": rules[name]["description"] + _OUTCOME_RULE,
+            }
+    if "BetPlaced" in rules:
+        bet = rules["BetPlaced"]
+        rules["BetPlaced"] = {**bet, "properties": {**bet["properties"], "currency": _CURRENCY}}
+    return rules
+
+
+def schema(topic: str) -> dict[str, Any]:
+    """The JSON Schema of one topic's messages."""
+    kind, description = TOPICS[topic]
+    (root,), defs = msgspec.json.schema_components([kind], ref_template="#/$defs/{name}")
+    defs = _with_post_init_rules(defs)
+    return {
+        "$schema": DIALECT,
+        "$comment": (
+            f"Topic `{topic}`, croupier contract version {CONTRACT_VERSION}. Generated from the "
+            "msgspec Structs in schemas/ by `make schemas`: do not edit by hand."
+        ),
+        "title": f"croupier {topic} (contract v{CONTRACT_VERSION})",
+        "description": description,
+        **root,
+        "$defs": defs,
+    }
+
+
+def render() -> dict[str, str]:
+    """Each schema file's name and exact text: sorted keys, 2-space indent, final newline."""
+    return {
+        f"{topic}{SUFFIX}": json.dumps(schema(topic), indent=2, sort_keys=True) + "\n"
+        for topic in TOPICS
+    }
+
+
+def write(outdir: Path) -> list[Path]:
+    """Write every schema file into `outdir` and remove schema files no topic has any more."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    files = render()
+    for stale in sorted(outdir.glob(f"*{SUFFIX}")):
+        if stale.name not in files:
+            stale.unlink()
+    written = []
+    for name, text in files.items():
+        path = outdir / name
+        path.write_text(text, encoding="utf-8", newline="\n")
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m schemas.jsonschema OUTDIR`."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m schemas.jsonschema OUTDIR", file=sys.stderr)
+        return 2
+    for path in write(Path(args[0])):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
