@@ -66,3 +66,6 @@ worker: $(STAMP) ## run one stream processor in the foreground (start several to
 
 clean: ## remove the virtualenv and generated data
 	rm -rf $(VENV) .data .pytest_cache .mypy_cache .ruff_cache
+
+bench-kafka: $(STAMP) broker ## pipeline throughput and 10,000-bet round latency vs faust and aiokafka pass-throughs
+	$(BIN)/python -m tests.bench.kafka

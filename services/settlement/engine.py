@@ -74,6 +74,8 @@ class Engine:
             isolation_level="read_committed",
             auto_offset_reset="earliest",
             partition_assignment_strategy=(RangePartitionAssignor,),
+            session_timeout_ms=s.session_timeout_ms,
+            heartbeat_interval_ms=max(100, s.session_timeout_ms // 3),
             max_partition_fetch_bytes=4 * 1024 * 1024,
             fetch_max_bytes=16 * 1024 * 1024,
         )
@@ -117,6 +119,7 @@ class Engine:
     async def _commit(self, task: Task, items: list[tuple[TopicPartition, list[Any]]]) -> None:
         """Fold one batch of a task and commit its records and offsets in one transaction."""
         started = time.monotonic()
+        wall = time.time()
         messages: list[tuple[str, bytes | None, bytes]] = []
         offsets: dict[TopicPartition, int] = {}
         items.sort(key=lambda item: item[0].topic != self.settings.topic_rounds)
@@ -132,9 +135,11 @@ class Engine:
             if stats is not None:
                 messages.append(self._message(stats, table_id.encode()))
         task.fold.boards_changed.clear()
+        folded = time.monotonic()
         try:
             await task.producer.begin_transaction()
             await send_all(task.producer, messages, self.partitions, self.partitioner, task.partition)
+            sent = time.monotonic()
             await task.producer.send_offsets_to_transaction(
                 {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
                 self.settings.group_id,
@@ -150,7 +155,20 @@ class Engine:
             await self._recover([task.partition])
             return
         task.positions.update(offsets)
-        self.metrics.committed(messages_out=len(messages), seconds=time.monotonic() - started)
+        done = time.monotonic()
+        self.metrics.committed(messages_out=len(messages), seconds=done - started)
+        if len(messages) >= 1000:
+            newest = max(records[-1].timestamp for _, records in items) / 1000
+            log.info(
+                "task %d: %d records out: input waited %.0f ms, fold %.0f ms, send %.0f ms, "
+                "commit %.0f ms",
+                task.partition,
+                len(messages),
+                (wall - newest) * 1000,
+                (folded - started) * 1000,
+                (sent - folded) * 1000,
+                (done - sent) * 1000,
+            )
         self.metrics.pending[task.partition] = task.fold.pending
 
     def _message(self, record: Record, key: bytes | None) -> tuple[str, bytes | None, bytes]:
