@@ -54,6 +54,41 @@ def _worker(args: argparse.Namespace) -> int:
     return worker.main(Settings(**overrides), loglevel=args.loglevel)
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from services.audit.console import run
+    from services.settings import Settings
+
+    overrides = {"kafka_bootstrap": args.bootstrap} if args.bootstrap else {}
+    settings = Settings(**overrides)
+    return run(
+        settings, as_json=args.json, limit=args.limit, timeout=args.timeout, quiet=args.quiet
+    )
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from services.publisher.command import command
+
+    return command(args)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from services.simulation.simulate import command
+
+    return command(args)
+
+
+def _wallet(args: argparse.Namespace) -> int:
+    from services.wallet.command import command
+
+    return command(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from services.run import command
+
+    return command(args)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per job."""
     from services.settlement.fold import DEFAULT_HORIZON
@@ -98,6 +133,100 @@ def parser() -> argparse.ArgumentParser:
     worker.add_argument("--web-port", type=int, help="HTTP port for /health (default: a free one)")
     worker.add_argument("--loglevel", default="info", help="faust log level (default info)")
     worker.set_defaults(run=_worker)
+
+    verify = commands.add_parser(
+        "verify",
+        help="audit a cluster: committed output against an offline fold of the input topics",
+        description="Read rounds and bets from the beginning, fold them offline, and compare with "
+        "the committed settlements, refunds, rejected and table-stats: report every missing, "
+        "duplicated, unexpected or differing record, and the bets still pending. Exit 0 when all "
+        "agree, 1 when not, 2 when the topics cannot be read.",
+    )
+    verify.add_argument("--bootstrap", help="Kafka bootstrap servers (default: KAFKA_BOOTSTRAP)")
+    verify.add_argument("--json", action="store_true", help="print a JSON summary")
+    verify.add_argument("--limit", type=int, default=20, help="findings and pending bets listed")
+    verify.add_argument("--timeout", type=float, default=900.0, help="seconds to read a topic")
+    verify.add_argument("--quiet", action="store_true", help="no progress on standard error")
+    verify.set_defaults(run=_verify)
+
+    publish = commands.add_parser(
+        "publish",
+        help="publish round and bet events (JSON Lines) to Kafka, validated, keyed by table",
+        description="Validate every event with the schemas, then send round events to the rounds "
+        "topic and bets to the bets topic, keyed by table_id (idempotent producer, acks=all). "
+        "Stops at the first invalid line (exit 1) unless --skip-invalid.",
+    )
+    publish.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
+    publish.add_argument(
+        "--skip-invalid", action="store_true", help="report invalid lines and go on"
+    )
+    publish.set_defaults(run=_publish)
+
+    simulate = commands.add_parser(
+        "simulate",
+        help="simulate tables of every game and their players, to Kafka or to a file",
+        description="Tables of Sic Bo, Thai HiLo and Xoc Dia with players betting in the betting "
+        "window, disconnects, suspensions, reshakes, cancelled rounds, late bets and producer "
+        "retries. The same seed and start give the same events.",
+    )
+    simulate.add_argument("--tables", type=int, default=6, help="tables, games in turn (default 6)")
+    simulate.add_argument("--players", type=int, default=60, help="players (default 60)")
+    simulate.add_argument("--rounds", type=int, default=0, help="rounds per table, 0 = forever")
+    simulate.add_argument(
+        "--speed",
+        type=float,
+        default=6.0,
+        help="rounds per minute per table in wall time (default 6; 0 = as fast as possible)",
+    )
+    simulate.add_argument("--seed", type=int, help="random seed (default: a new one, printed)")
+    simulate.add_argument(
+        "--start", help="simulated time of the start, RFC 3339 (default 2026-01-01T12:00:00Z)"
+    )
+    simulate.add_argument("--out", metavar="FILE", help="write JSON Lines to FILE, not Kafka")
+    simulate.add_argument(
+        "--dry-run", action="store_true", help="write JSON Lines to standard output, not Kafka"
+    )
+    simulate.set_defaults(run=_simulate)
+
+    wallet = commands.add_parser(
+        "wallet",
+        help="credit settlements and refunds to player balances in SQLite, idempotently",
+        description="Read settlements and refunds (read_committed) and apply them to balances in "
+        "a SQLite file, one transaction per batch, each record id once: running it again over "
+        "the same records changes no balance.",
+    )
+    wallet.add_argument("--db", default=".data/wallet.sqlite", help="SQLite file")
+    wallet.add_argument(
+        "--follow", action="store_true", help="keep consuming (until Ctrl-C) instead of stopping"
+    )
+    wallet.add_argument(
+        "--from-beginning",
+        action="store_true",
+        help="re-read the topics from the start (records already applied are skipped by id)",
+    )
+    wallet.add_argument("--report", action="store_true", help="print the balances per player")
+    wallet.add_argument(
+        "--no-consume", action="store_true", help="do not read Kafka (with --report: just report)"
+    )
+    wallet.set_defaults(run=_wallet)
+
+    run = commands.add_parser(
+        "run",
+        help="the whole system with a live view: broker, topics, workers, simulator",
+        description="Start the local broker (unless KAFKA_BOOTSTRAP is set), create the topics, "
+        "start the settlement workers and the simulator, and show a live view until Ctrl-C or "
+        "--duration; everything it started is stopped at the end.",
+    )
+    run.add_argument("--duration", type=float, help="stop by itself after SECONDS")
+    run.add_argument("--workers", type=int, default=2, help="settlement workers, 1..3 (default 2)")
+    run.add_argument("--tables", type=int, default=6, help="simulated tables (default 6)")
+    run.add_argument("--players", type=int, default=60, help="simulated players (default 60)")
+    run.add_argument(
+        "--speed", type=float, default=12.0, help="rounds per minute per table (default 12)"
+    )
+    run.add_argument("--seed", type=int, help="simulator seed (default: a new one)")
+    run.add_argument("--plain", action="store_true", help="periodic plain lines even on a terminal")
+    run.set_defaults(run=_run)
     return top
 
 

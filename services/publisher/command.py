@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Iterator
@@ -73,3 +74,23 @@ def publish(
         file=err,
     )
     return 0
+
+
+def command(args: argparse.Namespace) -> int:
+    """`croupier publish FILE... [--skip-invalid]`."""
+    from services.settings import Settings
+
+    settings = Settings()
+    try:
+        publisher = Publisher.from_settings(settings)
+    except Exception as error:
+        print(
+            f"croupier publish: cannot reach Kafka at {settings.kafka_bootstrap} ({error}); "
+            "start it with `make kafka-up` or set KAFKA_BOOTSTRAP",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        return publish(publisher, args.files, skip_invalid=args.skip_invalid, err=sys.stderr)
+    finally:
+        publisher.producer.close(timeout=10)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import secrets
 import signal
 import sys
 import threading
@@ -144,3 +146,30 @@ def main(
         flush=True,
     )
     return to_kafka(sim, publisher, err, stop, speed=speed)
+
+
+def command(args: argparse.Namespace) -> int:
+    """`croupier simulate` from its command-line options."""
+    from services.simulation.simulator import EPOCH, Config
+
+    if args.tables < 1 or args.players < 0 or args.rounds < 0 or args.speed < 0:
+        print(
+            "simulate: --tables >= 1, --players >= 0, --rounds >= 0, --speed >= 0", file=sys.stderr
+        )
+        return 2
+    try:
+        start = parse_start(args.start) if args.start else EPOCH
+    except ValueError as error:
+        print(f"simulate: --start: {error}", file=sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    config = Config(
+        tables=args.tables, players=args.players, rounds=args.rounds, seed=seed, start=start
+    )
+    return main(
+        Simulation(config),
+        settings=Settings(),
+        out=args.out,
+        dry_run=args.dry_run,
+        speed=args.speed,
+    )
