@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from collections.abc import Sequence
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -28,16 +29,25 @@ class Invalid(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
 
 
+read_event: Final = _EVENTS.decode
+"""The fast path of `decode_event`: the event of a valid line, else msgspec.DecodeError."""
+
+
 def encode(record: Record) -> bytes:
     """The canonical JSON of a record: fixed field order, no whitespace, UTF-8."""
     return _ENCODER.encode(record)
+
+
+def encode_lines(records: Sequence[Record]) -> bytes:
+    """The canonical JSON of each record, each followed by a newline (JSON Lines)."""
+    return _ENCODER.encode_lines(records)
 
 
 def decode_round(raw: bytes) -> RoundEvent | Invalid:
     """A `rounds` message as a round event, or why it is not one."""
     try:
         return _ROUNDS.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return diagnose(raw, ROUND_TYPES, "rounds", _ROUNDS)
 
 
@@ -45,7 +55,7 @@ def decode_bet(raw: bytes) -> BetPlaced | Invalid:
     """A `bets` message as a bet event, or why it is not one."""
     try:
         event = _EVENTS.decode(raw)  # the union insists on `type`; a lone tagged Struct does not
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return diagnose(raw, BET_TYPES, "bets", _BETS)
     if isinstance(event, BetPlaced):
         return event
@@ -59,7 +69,7 @@ def decode_event(raw: bytes) -> tuple[Topic, AnyEvent | Invalid]:
     """
     try:
         event = _EVENTS.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         topic = _topic_of(raw)
         if topic == "bets":
             return topic, diagnose(raw, BET_TYPES, topic, _BETS)
@@ -70,20 +80,22 @@ def decode_event(raw: bytes) -> tuple[Topic, AnyEvent | Invalid]:
 def _topic_of(raw: bytes) -> Topic:
     try:
         value = _ANY.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return "rounds"
     kind = value.get("type") if isinstance(value, dict) else None
     return "bets" if isinstance(kind, str) and kind.startswith("bet.") else "rounds"
 
 
 def diagnose(
-    raw: bytes, types: frozenset[str], topic: str, typed: msgspec.json.Decoder[object]
+    raw: bytes, types: frozenset[str], topic: str, typed: msgspec.json.Decoder[Any]
 ) -> Invalid:
     """The slow path, taken only for bad input: name the first thing wrong, in contract order."""
     try:
         value = _ANY.decode(raw)
     except msgspec.DecodeError as error:
         return Invalid(reason="malformed", detail=f"not valid JSON: {error}")
+    except RecursionError:
+        return Invalid(reason="malformed", detail="JSON nested too deeply")
     if not isinstance(value, dict):
         return Invalid(reason="malformed", detail=f"expected a JSON object, got {_kind(value)}")
     kind = value.get("type")
@@ -107,6 +119,8 @@ def diagnose(
         )
     try:
         typed.decode(raw)
+    except RecursionError:
+        return Invalid(reason="malformed", detail="JSON nested too deeply")
     except msgspec.ValidationError as error:
         return Invalid(reason="invalid_field", detail=_field_detail(str(error)))
     except msgspec.DecodeError as error:  # pragma: no cover - the generic decode accepted it

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Final, Literal
 
 import msgspec
 
 RFC3339: Final = (
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)"
-    r"(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$"
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt ]([01][0-9]|2[0-3]):[0-5][0-9]:"
+    r"([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])\Z"
 )
 
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -40,6 +40,9 @@ class RoundEventBase(Event, frozen=True, kw_only=True):
 
     at: Timestamp
 
+    def __post_init__(self) -> None:
+        _calendar_date(self.at)
+
 
 class RoundOpened(RoundEventBase, frozen=True, kw_only=True, tag="round.opened"):
     """The betting period of a round starts."""
@@ -56,7 +59,7 @@ class BettingClosed(RoundEventBase, frozen=True, kw_only=True, tag="round.bettin
 class RoundSuspended(RoundEventBase, frozen=True, kw_only=True, tag="round.suspended"):
     """An unexpected problem; the dealer informs the supervisor."""
 
-    reason: Reason = ""
+    reason: Reason
 
 
 class RoundResumed(RoundEventBase, frozen=True, kw_only=True, tag="round.resumed"):
@@ -66,7 +69,7 @@ class RoundResumed(RoundEventBase, frozen=True, kw_only=True, tag="round.resumed
 class RoundReshaken(RoundEventBase, frozen=True, kw_only=True, tag="round.reshaken"):
     """The dice or discs were shaken again; bets stand."""
 
-    reason: Reason = ""
+    reason: Reason
 
 
 class RoundResult(RoundEventBase, frozen=True, kw_only=True, tag="round.result"):
@@ -76,6 +79,7 @@ class RoundResult(RoundEventBase, frozen=True, kw_only=True, tag="round.result")
     discs: Discs | None = None
 
     def __post_init__(self) -> None:
+        _calendar_date(self.at)
         if (self.dice is None) == (self.discs is None):
             raise ValueError("a result carries exactly one of `dice` (3 faces) or `discs` (4)")
 
@@ -83,7 +87,7 @@ class RoundResult(RoundEventBase, frozen=True, kw_only=True, tag="round.result")
 class RoundCancelled(RoundEventBase, frozen=True, kw_only=True, tag="round.cancelled"):
     """The round is void: every confirmed bet is refunded."""
 
-    reason: Reason = ""
+    reason: Reason
 
 
 class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
@@ -116,8 +120,8 @@ RoundEvent = (
 BetEvent = BetPlaced
 AnyEvent = RoundEvent | BetEvent
 
-ROUND_TYPES: Final = frozenset(
-    t.__struct_config__.tag  # type: ignore[attr-defined]
+ROUND_TYPES: Final[frozenset[str]] = frozenset(
+    str(t.__struct_config__.tag)
     for t in (
         RoundOpened,
         BettingClosed,
@@ -129,6 +133,14 @@ ROUND_TYPES: Final = frozenset(
     )
 )
 BET_TYPES: Final = frozenset({"bet.placed"})
+
+
+def _calendar_date(at: str) -> None:
+    """The pattern checks the shape of `at`; this checks the day exists (no 31 February)."""
+    try:
+        date(int(at[0:4]), int(at[5:7]), int(at[8:10]))
+    except ValueError:
+        raise ValueError(f"at: {at[:10]!r} is not a calendar date") from None
 
 
 def type_of(event: Event) -> str:

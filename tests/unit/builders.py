@@ -22,6 +22,8 @@ def round_event(kind: str, round_id: str = "R1", table_id: str = "T1", **extra: 
         "round_id": round_id,
         "at": extra.pop("at", AT),
     }
+    if kind in ("suspended", "reshaken", "cancelled"):
+        body["reason"] = extra.pop("reason", f"{kind} by the dealer")
     body.update(extra)
     return msgspec.json.encode(body)
 
