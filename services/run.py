@@ -1,0 +1,287 @@
+"""`croupier run`: the whole system on one machine, with a live view, stopped cleanly.
+
+Starts the local broker (deploy/kafka/up.sh) unless KAFKA_BOOTSTRAP is set, creates the topics,
+starts the settlement workers and the simulator as child processes, and shows the live view until
+Ctrl-C, SIGTERM or --duration. It then stops what it started, and only that: the simulator, the
+workers, and the broker if this run started it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import ctypes.util
+import io
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from services.settings import Settings
+    from services.view.feed import Feed, Health
+    from services.view.state import Dashboard
+
+ROOT = Path(__file__).resolve().parents[1]
+UP = ROOT / "deploy" / "kafka" / "up.sh"
+DOWN = ROOT / "deploy" / "kafka" / "down.sh"
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when croupier run dies, even by SIGKILL (Linux prctl)."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class Child:
+    """A process this run started, and its log file."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def state(self) -> str:
+        code = self.process.poll()
+        return f"pid {self.process.pid}" if code is None else f"exited {code}"
+
+
+class Stopper:
+    """SIGINT/SIGTERM ask to stop; a second one asks to stop now (SIGKILL what is left)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    def install(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.requests += 1
+
+    @property
+    def asked(self) -> bool:
+        return self.requests > 0
+
+
+def say(out: TextIO, text: str) -> None:
+    print(f"croupier run: {text}", file=out, flush=True)
+
+
+def spawn(name: str, argv: list[str], logs: Path, env: dict[str, str]) -> Child:
+    """A child in its own session (a terminal's Ctrl-C reaches only us: we stop it in order)."""
+    log = logs / f"{name}.log"
+    with open(log, "ab") as stream:
+        process = subprocess.Popen(
+            argv,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # only prctl runs in the child: no lock is taken
+        )
+    return Child(name, process, log)
+
+
+def stop(children: list[Child], stopper: Stopper, timeout: float, out: TextIO) -> None:
+    """SIGTERM, then wait up to `timeout` (a second Ctrl-C: SIGKILL at once)."""
+    for child in children:
+        if child.process.poll() is None:
+            child.process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    asked = stopper.requests
+    for child in children:
+        while child.process.poll() is None:
+            if time.monotonic() > deadline or stopper.requests > max(asked, 1):
+                say(out, f"{child.name} (pid {child.process.pid}) still running: SIGKILL")
+                child.process.kill()
+            time.sleep(0.1)
+        say(out, f"stopped {child.name} (exit {child.process.returncode})")
+
+
+def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, bool]:
+    """Run deploy/kafka/up.sh: the bootstrap address, and whether this call started the broker."""
+    if not UP.exists():
+        raise RuntimeError(
+            f"{UP} not found: run from the croupier repository, or set KAFKA_BOOTSTRAP to a broker"
+        )
+    say(out, f"starting the local broker ({UP}; its log: {logs / 'broker-up.log'})")
+    lines: list[str] = []
+    with open(logs / "broker-up.log", "w") as log:
+        process = subprocess.Popen(
+            ["bash", str(UP)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            text=True,
+            start_new_session=True,
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line.rstrip())
+            log.write(line)
+            print(f"  {line.rstrip()}", file=out, flush=True)
+        code = process.wait()
+    started = any("starting Kafka" in line for line in lines)
+    if code != 0:
+        raise RuntimeError(f"deploy/kafka/up.sh failed (exit {code}); see the lines above", started)
+    bootstrap = next(
+        (x.split("=", 1)[1] for x in lines if x.startswith("KAFKA_BOOTSTRAP=")), "127.0.0.1:9092"
+    )
+    return bootstrap, started
+
+
+def stop_broker(env: dict[str, str], out: TextIO) -> None:
+    say(out, "stopping the broker this run started (deploy/kafka/down.sh)")
+    subprocess.run(["bash", str(DOWN)], env=env, check=False, stdout=out, stderr=out)
+
+
+def command(args: argparse.Namespace) -> int:
+    """`croupier run` from its options; the exit code."""
+    if not 1 <= args.workers <= 3:
+        print("croupier run: --workers must be 1, 2 or 3 (2 cores here)", file=sys.stderr)
+        return 2
+    stopper = Stopper()
+    stopper.install()
+    return Run(args, stopper, sys.stdout).main()
+
+
+class Run:
+    """One `croupier run`: what it started, so that it stops exactly that."""
+
+    def __init__(self, args: argparse.Namespace, stopper: Stopper, out: TextIO) -> None:
+        self.args = args
+        self.stopper = stopper
+        self.out = out
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        self.logs = Path(".data/run").resolve() / f"{stamp}-{os.getpid()}"
+        self.env = dict(os.environ)
+        self.env["PYTHONPATH"] = os.pathsep.join(
+            [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
+        self.env.setdefault("PYTHON", sys.executable)
+        self.children: list[Child] = []
+        self.broker_started = False
+        self.bootstrap = ""
+
+    def main(self) -> int:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        say(self.out, f"logs in {self.logs}")
+        try:
+            return self._run()
+        finally:
+            self._shutdown()
+            say(self.out, f"done; logs in {self.logs}")
+
+    def _run(self) -> int:
+        from services.settings import Settings
+        from services.topics import ensure
+
+        given = os.environ.get("KAFKA_BOOTSTRAP")
+        if given:
+            bootstrap = given
+            say(self.out, f"using the broker at {bootstrap} (KAFKA_BOOTSTRAP)")
+        else:
+            try:
+                bootstrap, self.broker_started = start_broker(self.env, self.logs, self.out)
+            except RuntimeError as error:
+                self.broker_started = bool(error.args[1:] and error.args[1])
+                say(self.out, f"{error.args[0]}")
+                return 1
+        self.env["KAFKA_BOOTSTRAP"] = bootstrap
+        settings = Settings(kafka_bootstrap=bootstrap)
+        if self.stopper.asked:
+            return 0
+        say(self.out, f"topics: {', '.join(settings.inputs + settings.outputs)}")
+        report = io.StringIO()
+        try:
+            problems = ensure(settings, report)
+        except Exception as error:
+            say(self.out, f"cannot reach Kafka at {bootstrap} ({error}); is the broker up?")
+            return 1
+        if problems:
+            say(self.out, "; ".join(problems))
+            return 1
+        return self._supervise(settings)
+
+    def _supervise(self, settings: Settings) -> int:
+        from services.view.feed import Feed, Health
+        from services.view.state import Dashboard
+
+        self.bootstrap = settings.kafka_bootstrap
+        python = [sys.executable, "-m", "services.cli"]
+        ports: dict[str, int] = {}
+        for n in range(self.args.workers):
+            name = f"worker-{n}"
+            ports[name] = free_port()
+            self.children.append(
+                spawn(
+                    name, [*python, "worker", "--web-port", str(ports[name])], self.logs, self.env
+                )
+            )
+        board = Dashboard()
+        feed = Feed(settings)
+        seed = self.args.seed if self.args.seed is not None else secrets.randbelow(2**31)
+        start = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        simulate = [
+            *python,
+            "simulate",
+            f"--tables={self.args.tables}",
+            f"--players={self.args.players}",
+            f"--speed={self.args.speed}",
+            f"--seed={seed}",
+            f"--start={start}",
+        ]
+        self.children.append(spawn("simulator", simulate, self.logs, self.env))
+        for child in self.children:
+            say(self.out, f"started {child.name} ({child.state()}), log {child.log}")
+        health = Health(board, ports)
+        health.start()
+        try:
+            return self._watch(board, feed, health)
+        finally:
+            health.stop()
+            feed.close()
+
+    def _watch(self, board: Dashboard, feed: Feed, health: Health) -> int:
+        from services.view.live import watch
+
+        return watch(self, board, feed)
+
+    def _shutdown(self) -> None:
+        simulator = [c for c in self.children if c.name == "simulator"]
+        workers = [c for c in self.children if c.name != "simulator"]
+        if simulator:
+            stop(simulator, self.stopper, 20.0, self.out)
+        if workers:
+            stop(workers, self.stopper, 40.0, self.out)
+        if self.broker_started:
+            stop_broker(self.env, self.out)
+
+    def failed(self) -> Child | None:
+        """A child that exited although nobody asked it to."""
+        return next((c for c in self.children if c.process.poll() is not None), None)
+
+    def states(self) -> dict[str, str]:
+        return {c.name: c.state() for c in self.children}
+
+    def over(self, elapsed: float) -> bool:
+        """Whether --duration has run out."""
+        duration: float | None = self.args.duration
+        return duration is not None and elapsed >= duration
