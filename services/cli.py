@@ -83,6 +83,15 @@ def _wallet(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def _api(args: argparse.Namespace) -> int:
+    from services.history import service
+    from services.history.settings import ApiSettings
+    from services.settings import Settings
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    return service.main(Settings(), ApiSettings(**overrides), loglevel=args.loglevel)
+
+
 def _run(args: argparse.Namespace) -> int:
     from services.run import command
 
@@ -227,6 +236,17 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="simulator seed (default: a new one)")
     run.add_argument("--plain", action="store_true", help="periodic plain lines even on a terminal")
     run.set_defaults(run=_run)
+
+    api = commands.add_parser(
+        "api",
+        help="the read side: bet history, round recall, table statistics board (HTTP API)",
+        description="Fold the topics into bet histories, round recalls and statistics boards and "
+        "serve them over HTTP (OpenAPI at /openapi.json, board page at /tables/TABLE).",
+    )
+    api.add_argument("--host", help="address to bind (default CROUPIER_API_HOST or 127.0.0.1)")
+    api.add_argument("--port", type=int, help="port (default CROUPIER_API_PORT or 8080)")
+    api.add_argument("--loglevel", default="info", help="faust log level (default info)")
+    api.set_defaults(run=_api)
     return top
 
 

@@ -1,0 +1,171 @@
+"""The read side's HTTP API: a small aiohttp application over the projection (a thin shell)."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Final
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from services.history.models import (
+    BetsQuery,
+    ErrorOut,
+    HealthOut,
+    bets_page,
+    round_out,
+    stats_out,
+)
+from services.history.openapi import document
+from services.history.paging import BadCursor, decode_cursor, page
+from services.history.projection import Projection
+from services.history.tally import exposition
+
+log = logging.getLogger("croupier.api")
+Lag = Callable[[], Awaitable[int | None]]
+"""Committed messages not read yet, or None while the topics are not assigned."""
+
+PROJECTION: Final = web.AppKey("projection", Projection)
+LAG: Final[web.AppKey[Lag]] = web.AppKey("lag")
+POLL_MS: Final = web.AppKey("poll_ms", int)
+METRICS_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
+_BOARD: Final = resources.files("services.history").joinpath("board.html").read_text("utf-8")
+_ERRORS: Final = {404: "not_found", 405: "method_not_allowed", 422: "invalid_parameters"}
+
+
+def _json(model: BaseModel, *, status: int = 200, exclude_none: bool = False) -> web.Response:
+    body = model.model_dump_json(exclude_none=exclude_none).encode()
+    return web.Response(body=body, status=status, content_type="application/json")
+
+
+def _problem(status: int, detail: str, problems: list[str] | None = None) -> web.Response:
+    error = ErrorOut(error=_ERRORS.get(status, "internal"), detail=detail, problems=problems or [])
+    return _json(error, status=status)
+
+
+class _Invalid(Exception):
+    def __init__(self, detail: str, problems: list[str] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.problems = problems or []
+
+
+@web.middleware
+async def _errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every error as JSON: unknown ids 404, bad parameters 422, and never a bare 500 page."""
+    try:
+        return await handler(request)
+    except _Invalid as invalid:
+        return _problem(422, invalid.detail, invalid.problems)
+    except web.HTTPException as error:
+        if error.status < 400:
+            raise
+        return _problem(error.status, error.reason or "request failed")
+    except Exception:
+        log.exception("%s %s failed", request.method, request.path)
+        return _problem(500, "the read side failed to answer; see its log")
+
+
+def _id(request: web.Request, name: str) -> str:
+    value = request.match_info[name]
+    if not 1 <= len(value) <= 256:
+        raise _Invalid(f"{name}: expected 1 to 256 characters, got {len(value)}")
+    return value
+
+
+async def player_bets(request: web.Request) -> web.Response:
+    projection = request.app[PROJECTION]
+    player_id = _id(request, "player_id")
+    try:
+        query = BetsQuery.model_validate(dict(request.query))
+    except ValidationError as error:
+        problems = [
+            f"{'.'.join(str(part) for part in e['loc']) or 'query'}: {e['msg']}"
+            for e in error.errors()
+        ]
+        raise _Invalid("invalid query parameters", problems) from None
+    try:
+        after = decode_cursor(query.cursor) if query.cursor is not None else None
+    except BadCursor as bad:
+        raise _Invalid(str(bad), [f"cursor: {bad}"]) from None
+    keys = projection.history(player_id)
+    if keys is None:
+        return _problem(404, f"no bet of player {player_id!r} has been read")
+    chosen = page(keys, limit=query.limit, offset=query.offset or 0, after=after)
+    return _json(bets_page(projection, player_id, chosen.keys, len(keys), chosen.next_cursor))
+
+
+async def round_recall(request: web.Request) -> web.Response:
+    projection = request.app[PROJECTION]
+    table_id, round_id = _id(request, "table_id"), _id(request, "round_id")
+    rnd = projection.round(table_id, round_id)
+    if rnd is None:
+        return _problem(404, f"no round {round_id!r} of table {table_id!r} has been read")
+    return _json(round_out(projection, rnd))
+
+
+async def table_stats(request: web.Request) -> web.Response:
+    table_id = _id(request, "table_id")
+    stats = request.app[PROJECTION].boards.get(table_id)
+    if stats is None:
+        return _problem(404, f"table {table_id!r} has no statistics yet (no round with a result)")
+    return _json(stats_out(stats), exclude_none=True)
+
+
+async def board(request: web.Request) -> web.Response:
+    table_id = _id(request, "table_id")
+    script_safe = json.dumps(table_id).replace("<", "\\u003c").replace(">", "\\u003e")
+    text = (
+        _BOARD.replace("{{TABLE_ID_JSON}}", script_safe)
+        .replace("{{TABLE_ID}}", html.escape(table_id))
+        .replace("{{POLL_MS}}", str(request.app[POLL_MS]))
+    )
+    return web.Response(text=text, content_type="text/html")
+
+
+async def health(request: web.Request) -> web.Response:
+    projection = request.app[PROJECTION]
+    lag = await request.app[LAG]()
+    return _json(
+        HealthOut(
+            status="starting" if lag is None else "ok",
+            caught_up=lag == 0,
+            lag=lag,
+            pending_bets=projection.pending,
+            players=len(projection.players),
+            rounds=len(projection.rounds),
+            tables=len(projection.boards),
+        )
+    )
+
+
+async def metrics(request: web.Request) -> web.Response:
+    projection = request.app[PROJECTION]
+    text = exposition(projection.tally, pending=projection.pending, lag=await request.app[LAG]())
+    return web.Response(text=text, headers={"Content-Type": METRICS_TYPE})
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(document())
+
+
+def application(projection: Projection, lag: Lag, *, poll_ms: int = 1000) -> web.Application:
+    """The API over a projection; `lag` tells how far the projection is behind the topics."""
+    app = web.Application(middlewares=[_errors])
+    app[PROJECTION] = projection
+    app[LAG] = lag
+    app[POLL_MS] = poll_ms
+    app.router.add_get("/players/{player_id}/bets", player_bets)
+    app.router.add_get("/tables/{table_id}/rounds/{round_id}", round_recall)
+    app.router.add_get("/tables/{table_id}/stats", table_stats)
+    app.router.add_get("/tables/{table_id}", board)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/openapi.json", openapi)
+    return app

@@ -1,0 +1,244 @@
+"""The HTTP API's request and response models (pydantic), built from the projection's views."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from schemas.records import Refund, Settlement, TableStats
+from services.history.projection import Projection
+from services.history.views import Bet, Key, Round, Step, totals
+
+Money = Annotated[int, Field(description="integer minor units of `currency` (never a float)")]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BetsQuery(BaseModel):
+    """Paging of a player's history: `cursor` (from the previous page) or `offset`, not both."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    limit: int = Field(default=50, ge=1, le=500)
+    offset: int | None = Field(default=None, ge=0)
+    cursor: str | None = Field(default=None, min_length=1, max_length=1024)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> BetsQuery:
+        if self.offset is not None and self.cursor is not None:
+            raise ValueError("give either `cursor` or `offset`, not both")
+        return self
+
+
+class BetOut(Model):
+    """A bet in a player's history or a round's recall: what was bet and what was decided."""
+
+    bet_id: str
+    player_id: str
+    table_id: str
+    round_id: str
+    game: str | None = Field(description="the round's game, once its opening was read")
+    seq: int | None = Field(
+        description="order the table confirmed it in; null until the bet is read"
+    )
+    kind: str | None
+    pick: list[int] | None
+    stake: Money
+    currency: str
+    placed_at: str | None = Field(description="`at` of the bet.placed event")
+    status: Literal["pending", "settled", "refunded"]
+    result: Literal["win", "lose", "push"] | None = Field(description="settled bets only")
+    payout: Money | None = Field(description="what the wallet credited, stake included")
+    refund_reason: Literal["round_cancelled", "late_bet", "invalid_bet"] | None
+    decided_at: str | None = Field(description="`at` of the round event that decided the bet")
+    decision_id: str | None = Field(
+        description="settlement_id or refund_id (wallet idempotency key)"
+    )
+    round_status: Literal["unopened", "open", "closed", "result", "cancelled"]
+    dice: list[int] | None = Field(description="the round's outcome: sicbo, thai-hilo")
+    discs: list[Literal["red", "white"]] | None = Field(description="the round's outcome: xocdia")
+
+
+class BetsPage(Model):
+    """One page of a player's bets, newest first."""
+
+    player_id: str
+    total: int = Field(description="every bet of the player known now")
+    bets: list[BetOut]
+    next_cursor: str | None = Field(
+        description="pass as `cursor` for the next page; null at the end"
+    )
+
+
+class StepOut(Model):
+    """An accepted round event (redeliveries and refused events are left out)."""
+
+    type: str
+    event_id: str
+    at: str
+    game: str | None = None
+    last_seq: int | None = None
+    reason: str | None = None
+    dice: list[int] | None = None
+    discs: list[Literal["red", "white"]] | None = None
+
+
+class TotalsOut(Model):
+    """A round's money in one currency; ggr = stakes - payouts over settled bets."""
+
+    currency: str
+    bets: int
+    settled: int
+    refunded: int
+    pending: int
+    stakes: Money
+    payouts: Money
+    ggr: Money
+    refunds: Money
+    pending_stakes: Money
+
+
+class RoundOut(Model):
+    """The recall of one round: its timeline, outcome, every bet's decision and its totals."""
+
+    table_id: str
+    round_id: str
+    game: str | None
+    status: Literal["unopened", "open", "closed", "result", "cancelled"]
+    suspended: bool
+    reshakes: int
+    last_seq: int | None
+    dice: list[int] | None
+    discs: list[Literal["red", "white"]] | None
+    cancel_reason: str | None
+    timeline: list[StepOut]
+    bets: list[BetOut]
+    totals: list[TotalsOut]
+
+
+class StatRoundOut(Model):
+    round_id: str
+    dice: list[int] | None = None
+    discs: list[Literal["red", "white"]] | None = None
+
+
+class StatsOut(Model):
+    """The contract's `table_stats` record of a table, as last written to `table-stats`."""
+
+    type: Literal["table_stats"] = "table_stats"
+    v: int
+    table_id: str
+    game: str
+    rounds: list[StatRoundOut] = Field(description="the last 50 rounds with a result, newest first")
+    counts: dict[str, int | dict[str, int]]
+
+
+class HealthOut(Model):
+    status: Literal["ok", "starting"]
+    caught_up: bool = Field(description="every committed message of the topics has been read")
+    lag: int | None = Field(description="committed messages not read yet; null before assignment")
+    pending_bets: int
+    players: int
+    rounds: int
+    tables: int
+
+
+class ErrorOut(Model):
+    error: str = Field(description="not_found, invalid_parameters, method_not_allowed or internal")
+    detail: str
+    problems: list[str] = []
+
+
+def bet_out(bet: Bet, rnd: Round | None) -> BetOut:
+    decision = bet.decision
+    settled = decision if isinstance(decision, Settlement) else None
+    refund = decision if isinstance(decision, Refund) else None
+    outcome_dice = settled.dice if settled else (rnd.dice if rnd else None)
+    outcome_discs = settled.discs if settled else (rnd.discs if rnd else None)
+    return BetOut(
+        bet_id=bet.bet_id,
+        player_id=bet.player_id,
+        table_id=bet.table_id,
+        round_id=bet.round_id,
+        game=settled.game if settled else (rnd.game if rnd else None),
+        seq=bet.seq,
+        kind=bet.kind,
+        pick=bet.pick,
+        stake=bet.stake,
+        currency=bet.currency,
+        placed_at=bet.placed_at,
+        status=bet.status,
+        result=settled.result if settled else None,
+        payout=settled.payout if settled else None,
+        refund_reason=refund.reason if refund else None,
+        decided_at=decision.at if decision else None,
+        decision_id=settled.settlement_id if settled else (refund.refund_id if refund else None),
+        round_status=rnd.phase if rnd else "unopened",
+        dice=list(outcome_dice) if outcome_dice else None,
+        discs=list(outcome_discs) if outcome_discs else None,
+    )
+
+
+def bets_page(
+    projection: Projection, player_id: str, keys: list[Key], total: int, next_cursor: str | None
+) -> BetsPage:
+    bets = [projection.bets[key[-1]] for key in keys]
+    return BetsPage(
+        player_id=player_id,
+        total=total,
+        bets=[bet_out(bet, projection.round(bet.table_id, bet.round_id)) for bet in bets],
+        next_cursor=next_cursor,
+    )
+
+
+def _step(step: Step) -> StepOut:
+    return StepOut(
+        type=step.type,
+        event_id=step.event_id,
+        at=step.at,
+        game=step.game,
+        last_seq=step.last_seq,
+        reason=step.reason,
+        dice=list(step.dice) if step.dice else None,
+        discs=list(step.discs) if step.discs else None,
+    )
+
+
+def round_out(projection: Projection, rnd: Round) -> RoundOut:
+    bets = projection.round_bets(rnd)
+    return RoundOut(
+        table_id=rnd.table_id,
+        round_id=rnd.round_id,
+        game=rnd.game,
+        status=rnd.phase,
+        suspended=rnd.suspensions > 0,
+        reshakes=rnd.reshakes,
+        last_seq=rnd.last_seq,
+        dice=list(rnd.dice) if rnd.dice else None,
+        discs=list(rnd.discs) if rnd.discs else None,
+        cancel_reason=rnd.cancel_reason,
+        timeline=[_step(step) for step in rnd.timeline],
+        bets=[bet_out(bet, rnd) for bet in bets],
+        totals=[TotalsOut(**msgspec.structs.asdict(t)) for t in totals(bets)],
+    )
+
+
+def stats_out(stats: TableStats) -> StatsOut:
+    return StatsOut(
+        v=stats.v,
+        table_id=stats.table_id,
+        game=stats.game,
+        rounds=[
+            StatRoundOut(
+                round_id=r.round_id,
+                dice=list(r.dice) if r.dice else None,
+                discs=list(r.discs) if r.discs else None,
+            )
+            for r in stats.rounds
+        ],
+        counts=stats.counts,
+    )

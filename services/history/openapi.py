@@ -1,0 +1,159 @@
+"""The OpenAPI 3.1 document of the read side's HTTP API, generated from its pydantic models."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut
+
+ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
+_MODELS: Final[tuple[type[BaseModel], ...]] = (BetsPage, RoundOut, StatsOut, HealthOut, ErrorOut)
+
+
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _json(model: type[BaseModel], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _ref(model)}}}
+
+
+def _path_id(name: str, description: str, example: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "description": description,
+        "schema": ID_RULE,
+        "example": example,
+    }
+
+
+def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": schema,
+    }
+
+
+_NOT_FOUND: Final = _json(ErrorOut, "Unknown id: nothing about it has been read yet")
+_INVALID: Final = _json(ErrorOut, "A parameter is out of range or malformed")
+_TABLE: Final = _path_id("table_id", "The table, as in `table_id` of the events", "T000")
+
+
+def _operations() -> dict[str, Any]:
+    return {
+        "/players/{player_id}/bets": {
+            "get": {
+                "operationId": "playerBets",
+                "summary": "A player's bet history, newest first",
+                "description": "Every confirmed bet of the player with its status (pending, "
+                "settled, refunded), stake, result, payout and the round's outcome. Page with "
+                "`cursor` (stable while new bets arrive) or `offset`, not both.",
+                "parameters": [
+                    _path_id("player_id", "The player, as in `player_id` of the bets", "P0007"),
+                    _query(
+                        "limit",
+                        {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+                        "Bets per page",
+                    ),
+                    _query(
+                        "cursor",
+                        {"type": "string", "minLength": 1, "maxLength": 1024},
+                        "`next_cursor` of the previous page",
+                    ),
+                    _query("offset", {"type": "integer", "minimum": 0}, "Bets to skip"),
+                ],
+                "responses": {
+                    "200": _json(BetsPage, "One page of the history"),
+                    "404": _NOT_FOUND,
+                    "422": _INVALID,
+                },
+            }
+        },
+        "/tables/{table_id}/rounds/{round_id}": {
+            "get": {
+                "operationId": "roundRecall",
+                "summary": "Game recall: a round's timeline, outcome, bets and totals",
+                "parameters": [
+                    _TABLE,
+                    _path_id("round_id", "The round, as in `round_id`", "T000-R0000003"),
+                ],
+                "responses": {
+                    "200": _json(RoundOut, "The round as recalled"),
+                    "404": _NOT_FOUND,
+                    "422": _INVALID,
+                },
+            }
+        },
+        "/tables/{table_id}/stats": {
+            "get": {
+                "operationId": "tableStats",
+                "summary": "The table's statistics over its last 50 rounds with a result",
+                "parameters": [_TABLE],
+                "responses": {
+                    "200": _json(StatsOut, "The last `table_stats` record of the table"),
+                    "404": _NOT_FOUND,
+                    "422": _INVALID,
+                },
+            }
+        },
+        "/tables/{table_id}": {
+            "get": {
+                "operationId": "tableBoard",
+                "summary": "The live statistics board of a table (HTML page)",
+                "parameters": [_TABLE],
+                "responses": {
+                    "200": {
+                        "description": "The board",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    },
+                    "422": _INVALID,
+                },
+            }
+        },
+        "/health": {
+            "get": {
+                "operationId": "health",
+                "summary": "Whether the read side runs and has read everything committed",
+                "responses": {"200": _json(HealthOut, "The process is up")},
+            }
+        },
+        "/metrics": {
+            "get": {
+                "operationId": "metrics",
+                "summary": "Prometheus metrics (text exposition format 0.0.4)",
+                "responses": {
+                    "200": {
+                        "description": "The metrics",
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
+    }
+
+
+def document() -> dict[str, Any]:
+    """The whole OpenAPI document, served at /openapi.json."""
+    _, top = models_json_schema(
+        [(model, "serialization") for model in _MODELS],
+        ref_template="#/components/schemas/{model}",
+    )
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "croupier read side",
+            "version": "1",
+            "description": "Bet history, round recall and the 50-round statistics board, "
+            "projected from croupier's topics. Money is integer minor units.",
+        },
+        "paths": _operations(),
+        "components": {"schemas": top.get("$defs", {})},
+    }
