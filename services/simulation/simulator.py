@@ -84,6 +84,16 @@ class Emission:
     retry: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
+class Disconnect:
+    """A player who left mid-round after `bets` bets; none of theirs in the next `away` rounds."""
+
+    round_id: str
+    player_id: str
+    bets: int
+    away: int
+
+
 def table_ids(count: int) -> list[tuple[str, GameName]]:
     """The tables of a floor: games in turn, numbered per game (SB-01, HL-01, XD-01, SB-02...)."""
     made = []
@@ -101,6 +111,7 @@ class Simulation:
             raise ValueError("tables must be >= 1, players >= 0 and rounds >= 0")
         self.config = config
         self.counts: Counter[str] = Counter()
+        self.disconnects: list[Disconnect] = []
 
     def __iter__(self) -> Iterator[Emission]:
         c = self.config
@@ -132,7 +143,9 @@ class _TableScript:
         self.game: GameName = game
         self.seated = seated
         self.taste = Taste(game)
-        self.away: dict[str, int] = {}
+        self.back: dict[str, int] = {}
+        """The round number from which a disconnected player plays again."""
+        self.number = 0
         self.clock = SimClock(sim.config.start)
         self.table = Table(
             table_id=table_id, game=game, clock=self.clock, prefix=f"{sim.config.seed:x}-"
@@ -160,10 +173,11 @@ class _TableScript:
 
     def _round(self, rnd: RoundBuilder) -> None:
         rng, s = self.rng, self.s
+        self.number += 1
         start = self.t
         self._emit(start, rnd.open)
         window = WINDOW[self.game]
-        bets = self._bets(start, window)
+        bets = self._bets(rnd.round_id, start, window)
         timeline: list[tuple[float, int, Callable[[], AnyEvent]]] = []
         pause_at = pause = 0.0
         if rng.random() < s.suspend / 2:
@@ -198,9 +212,10 @@ class _TableScript:
     def _after_close(self, rnd: RoundBuilder, closed: float) -> None:
         rng, s = self.rng, self.s
         if rng.random() < s.late:
-            self.sim.counts["late_bets"] += 1
-            player = rng.choice(self.seated) if self.seated else None
+            present = [p for p in self.seated if self.back.get(p.player_id, 0) <= self.number]
+            player = rng.choice(present) if present else None
             if player is not None:
+                self.sim.counts["late_bets"] += 1
                 bet = self.taste.choose(rng, player)
                 at = closed + rng.uniform(0.05, 1.5)
                 self._emit(at, self._bet(rnd, player, bet, late=True))
@@ -237,13 +252,12 @@ class _TableScript:
         self.sim.counts["cancelled"] += 1
         return rnd.cancel(self.rng.choice(CANCEL_REASONS))
 
-    def _bets(self, start: float, window: float) -> list[tuple[float, Player, Bet]]:
+    def _bets(self, round_id: str, start: float, window: float) -> list[tuple[float, Player, Bet]]:
         """Who bets what and when in this round; disconnecting players stop betting mid-round."""
         rng, s = self.rng, self.s
         planned: list[tuple[float, int, Player, Bet]] = []
         for n, player in enumerate(self.seated):
-            if self.away.get(player.player_id, 0) > 0:
-                self.away[player.player_id] -= 1
+            if self.back.get(player.player_id, 0) > self.number:
                 continue
             if rng.random() >= player.activity:
                 continue
@@ -252,7 +266,13 @@ class _TableScript:
                 self.sim.counts["disconnects"] += 1
                 gone = rng.uniform(0.5, window - 0.5)
                 times = [t for t in times if t < gone]
-                self.away[player.player_id] = rng.randint(1, 5)
+                away = rng.randint(1, 5)
+                self.back[player.player_id] = self.number + away + 1
+                self.sim.disconnects.append(
+                    Disconnect(
+                        round_id=round_id, player_id=player.player_id, bets=len(times), away=away
+                    )
+                )
             planned.extend((start + t, n, player, self.taste.choose(rng, player)) for t in times)
         planned.sort(key=lambda p: (p[0], p[1]))
         return [(at, player, bet) for at, _, player, bet in planned]
