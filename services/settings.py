@@ -34,6 +34,12 @@ class Settings(BaseSettings):
     )
     horizon: int = Field(default=200, ge=1, description="decided rounds kept per table")
     batch_records: int = Field(default=5000, ge=1, description="most records read per batch")
+    session_timeout_ms: int = Field(
+        default=10000,
+        ge=1,
+        description="consumer group session timeout of a worker: how long a silent worker keeps its "
+        "partitions (the broker allows 6000 and up by default)",
+    )
     web_host: str = "127.0.0.1"
     web_port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")
     data_dir: str = ".data/workers"
