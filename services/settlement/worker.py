@@ -10,6 +10,7 @@ send; see docs/DESIGN.md.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 from typing import Any
@@ -19,6 +20,8 @@ from mode import Service  # type: ignore[import-untyped]
 
 from services.settings import Settings
 from services.settlement.engine import Engine
+
+log = logging.getLogger("croupier.worker")
 
 
 def free_port(host: str) -> int:
@@ -51,7 +54,15 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
         """Runs the engine for as long as the worker runs."""
 
         async def on_start(self) -> None:
-            self._task = asyncio.ensure_future(engine.run())
+            self._task = asyncio.ensure_future(self._run())
+
+        async def _run(self) -> None:
+            """A failed engine takes the worker down loudly rather than leaving it idle."""
+            try:
+                await engine.run()
+            except Exception as error:
+                log.exception("settlement engine failed; stopping the worker")
+                await self.crash(error)
 
         async def on_stop(self) -> None:
             engine.stop()
