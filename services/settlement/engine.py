@@ -65,7 +65,7 @@ class Engine:
         s = self.settings
         problems = await asyncio.to_thread(ensure, s, io.StringIO())
         if problems:
-            raise SystemExit("; ".join(problems))
+            raise RuntimeError("; ".join(problems))
         self.consumer = AIOKafkaConsumer(
             bootstrap_servers=s.kafka_bootstrap,
             group_id=s.group_id,
