@@ -18,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 from kafka import KafkaProducer  # type: ignore[import-untyped]
+from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
 from services.settings import Settings
@@ -162,7 +163,10 @@ def wait_caught_up(settings: Settings, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     lag = -1
     while time.monotonic() < deadline:
-        lag = committed_lag(settings.kafka_bootstrap, settings.group_id, list(settings.inputs))
+        try:
+            lag = committed_lag(settings.kafka_bootstrap, settings.group_id, list(settings.inputs))
+        except KafkaError:  # a young broker: the group coordinator may not be elected yet
+            lag = -1
         if lag == 0:
             return
         time.sleep(0.5)
