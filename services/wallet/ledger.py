@@ -85,7 +85,8 @@ class Ledger:
         try:
             for c in credits:
                 cursor = db.execute(
-                    "INSERT OR IGNORE INTO credits VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO credits VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (record_id) DO NOTHING",
                     (
                         c.record_id,
                         c.kind,
