@@ -7,7 +7,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-BASE="$ROOT/.data/kafka"
+BASE="${KAFKA_BASE:-$ROOT/.data/kafka}"
 PIDFILE="$BASE/kafka.pid"
 WIPE="${KAFKA_WIPE:-0}"
 STOP_TIMEOUT="${KAFKA_STOP_TIMEOUT:-30}"

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PIDFILE="$(cd "$HERE/../.." && pwd)/.data/kafka/kafka.pid"
+PIDFILE="${KAFKA_BASE:-$(cd "$HERE/../.." && pwd)/.data/kafka}/kafka.pid"
 
 # Alive = exists and is not a fully exited zombie. A SIGKILLed JVM may linger as a zombie until
 # its parent reaps it, and its main thread turns Z while other threads still exit (sockets open).

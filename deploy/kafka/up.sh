@@ -5,15 +5,16 @@
 #
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_HEAP_OPTS ("-Xms256m -Xmx512m"),
 #      KAFKA_START_TIMEOUT (90 s), PYTHON (.venv/bin/python; used for the readiness check),
-#      JAVA (java), MVN (mvn).
+#      JAVA (java), MVN (mvn), KAFKA_BASE (.data/kafka: a second instance needs its own, and
+#      other ports; the chaos suite runs one in .data/kafka-chaos on 19092/19093).
 # Jars come from Maven Central via deploy/kafka/pom.xml into .data/kafka/libs (first run only);
 # data in .data/kafka/data, logs in .data/kafka/logs, pid in .data/kafka/kafka.pid.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-BASE="$ROOT/.data/kafka"
-LIBS="$BASE/libs"
+BASE="${KAFKA_BASE:-$ROOT/.data/kafka}"
+LIBS="$ROOT/.data/kafka/libs"  # shared by every instance (KAFKA_BASE)
 DATA_DIR="$BASE/data"
 LOGS="$BASE/logs"
 PIDFILE="$BASE/kafka.pid"
