@@ -11,8 +11,13 @@ from kafka.errors import TopicAlreadyExistsError  # type: ignore[import-untyped]
 
 from services.settings import Settings
 
-MAX_MESSAGE = 4 * 1024 * 1024
-"""Bytes a `rejected` record may take: an oversized input is kept verbatim, escaped."""
+INPUT_MAX_MESSAGE = 1024 * 1024 + 12
+"""Bytes an input message may take (the broker default, pinned: `rejected` is sized from it)."""
+MAX_MESSAGE = 8 * 1024 * 1024
+"""Bytes a `rejected` record may take: an oversized input is kept verbatim, escaped. Escaping
+makes it at most 6 times longer (a control byte becomes \\u0001, a byte that is not UTF-8 \\\\xff),
+so 8 MiB holds any input of INPUT_MAX_MESSAGE; with 4 MiB such a record could never be written and
+stalled its partition for ever (found by the chaos suite)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,11 +30,12 @@ class Plan:
 def plan(settings: Settings) -> list[Plan]:
     """The topics croupier reads and writes, with their partitions and configuration."""
     retention = {"retention.ms": str(settings.retention_ms)}
-    inputs = [
-        Plan(name=t, partitions=settings.partitions, config=retention) for t in settings.inputs
-    ]
+    sized = {**retention, "max.message.bytes": str(INPUT_MAX_MESSAGE)}
+    inputs = [Plan(name=t, partitions=settings.partitions, config=sized) for t in settings.inputs]
     outputs = [
-        Plan(name=settings.topic_settlements, partitions=settings.output_partitions, config=retention),
+        Plan(
+            name=settings.topic_settlements, partitions=settings.output_partitions, config=retention
+        ),
         Plan(name=settings.topic_refunds, partitions=settings.output_partitions, config=retention),
         Plan(
             name=settings.topic_table_stats,
@@ -47,7 +53,9 @@ def plan(settings: Settings) -> list[Plan]:
 
 def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
     """Create what is missing; return the problems found with what exists (empty when all fit)."""
-    admin = KafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, client_id="croupier-topics")
+    admin = KafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap, client_id="croupier-topics"
+    )
     try:
         wanted = plan(settings)
         existing = _partitions(admin, [p.name for p in wanted])
@@ -71,8 +79,9 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
             print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
         existing = _partitions(admin, [p.name for p in wanted])
         problems = []
+        created = {p.name for p in missing}
         for p in wanted:
-            if p.name not in missing:
+            if p.name not in created:
                 print(f"exists  {p.name}: {existing.get(p.name)} partitions", file=out)
         rounds, bets = (existing.get(t) for t in settings.inputs)
         if rounds != bets:
