@@ -23,7 +23,11 @@ def _replay(args: argparse.Namespace) -> int:
 def _par(args: argparse.Namespace) -> int:
     from services.games import par
 
-    argv = [args.game, *(["--stake", str(args.stake)] if args.stake else []), *(["--json"] if args.json else [])]
+    argv = [
+        args.game,
+        *(["--stake", str(args.stake)] if args.stake else []),
+        *(["--json"] if args.json else []),
+    ]
     return par.main(argv)
 
 
@@ -127,7 +131,9 @@ def parser() -> argparse.ArgumentParser:
         help="PAR sheet of a game: probabilities, RTP and house edge by enumeration",
     )
     par.add_argument("game", metavar="GAME", help="sicbo, thai-hilo or xocdia")
-    par.add_argument("--stake", type=int, help="also show the RTP floor rounding pays at this stake")
+    par.add_argument(
+        "--stake", type=int, help="also show the RTP floor rounding pays at this stake"
+    )
     par.add_argument("--json", action="store_true", help="JSON instead of plain text")
     par.set_defaults(run=_par)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 from typing import TextIO
@@ -61,7 +62,7 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
         existing = _partitions(admin, [p.name for p in wanted])
         missing = [p for p in wanted if p.name not in existing]
         if missing:
-            try:
+            with contextlib.suppress(TopicAlreadyExistsError):  # another process was first
                 admin.create_topics(
                     [
                         NewTopic(
@@ -73,8 +74,6 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
                         for p in missing
                     ]
                 )
-            except TopicAlreadyExistsError:
-                pass
         for p in missing:
             print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
         existing = _partitions(admin, [p.name for p in wanted])

@@ -124,7 +124,9 @@ def _table_of(raw: bytes) -> bytes | None:
 
 
 @contextmanager
-def workers(settings: Settings, count: int, name: str = "worker") -> Iterator[list[subprocess.Popen[bytes]]]:
+def workers(
+    settings: Settings, count: int, name: str = "worker"
+) -> Iterator[list[subprocess.Popen[bytes]]]:
     """`croupier worker` processes, stopped (and their logs kept under test-output/) at the end."""
     OUTPUT.mkdir(exist_ok=True)
     started: list[subprocess.Popen[bytes]] = []

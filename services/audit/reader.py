@@ -58,7 +58,11 @@ def read_topic(
                 for r in records:
                     if r.offset < ends[tp]:
                         yield Message(
-                            topic=topic, partition=tp.partition, offset=r.offset, key=r.key, value=r.value
+                            topic=topic,
+                            partition=tp.partition,
+                            offset=r.offset,
+                            key=r.key,
+                            value=r.value,
                         )
                 done += len(records)
             if progress is not None:
@@ -79,7 +83,9 @@ def committed_lag(bootstrap: str, group: str, topics: list[str]) -> int:
     try:
         committed = admin.list_group_offsets({group: None}).get(group, {})
         tps = [
-            TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())
+            TopicPartition(t, p)
+            for t in topics
+            for p in sorted(consumer.partitions_for_topic(t) or ())
         ]
         ends = consumer.end_offsets(tps)
         lag = 0

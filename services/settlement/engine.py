@@ -138,7 +138,9 @@ class Engine:
         folded = time.monotonic()
         try:
             await task.producer.begin_transaction()
-            await send_all(task.producer, messages, self.partitions, self.partitioner, task.partition)
+            await send_all(
+                task.producer, messages, self.partitions, self.partitioner, task.partition
+            )
             sent = time.monotonic()
             await task.producer.send_offsets_to_transaction(
                 {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
@@ -149,8 +151,10 @@ class Engine:
             log.warning("task %d: fenced by a newer owner; leaving it", task.partition)
             await self._drop([task.partition])
             return
-        except (KafkaError, OSError, asyncio.TimeoutError) as error:
-            log.warning("task %d: transaction failed (%r); rebuilding from committed", task.partition, error)
+        except (TimeoutError, KafkaError, OSError) as error:
+            log.warning(
+                "task %d: transaction failed (%r); rebuilding from committed", task.partition, error
+            )
             await self._abort(task)
             await self._recover([task.partition])
             return
@@ -217,7 +221,7 @@ class Engine:
             try:
                 await self._build(partitions)
                 return
-            except (KafkaError, OSError, asyncio.TimeoutError) as error:
+            except (TimeoutError, KafkaError, OSError) as error:
                 log.warning("tasks %s: rebuild failed (%r); retrying in 1 s", partitions, error)
                 await self._drop(partitions)
                 await asyncio.sleep(1)
@@ -235,7 +239,9 @@ class Engine:
         for p in partitions:
             folds[p].boards_changed.clear()
             positions = {tp: targets[tp] for tp in tps if tp.partition == p}
-            self.tasks[p] = Task(partition=p, fold=folds[p], producer=producers[p], positions=positions)
+            self.tasks[p] = Task(
+                partition=p, fold=folds[p], producer=producers[p], positions=positions
+            )
             self.metrics.pending[p] = folds[p].pending
         for tp in tps:
             self.consumer.seek(tp, targets[tp])
@@ -319,5 +325,9 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         for p in mine:
             have = {tp.topic for tp in assigned if tp.partition == p}
             if have != inputs:
-                log.error("partition %d assigned for %s only: rounds and bets must be co-partitioned", p, have)
+                log.error(
+                    "partition %d assigned for %s only: rounds and bets must be co-partitioned",
+                    p,
+                    have,
+                )
         await self.engine.assigned(mine)

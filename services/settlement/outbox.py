@@ -8,7 +8,6 @@ from typing import Any
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 
-
 LARGE = 256 * 1024
 """Values above this go alone (an oversized bad input kept verbatim in `rejected`)."""
 

@@ -10,13 +10,14 @@ send; see docs/DESIGN.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
 from typing import Any
 
-import faust  # type: ignore[import-untyped]
-from mode import Service  # type: ignore[import-untyped]
+import faust
+from mode import Service
 
 from services.settings import Settings
 from services.settlement.engine import Engine
@@ -50,7 +51,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
     engine = Engine(settings)
 
     @app.service
-    class SettlementService(Service):  # type: ignore[misc]
+    class SettlementService(Service):
         """Runs the engine for as long as the worker runs."""
 
         async def on_start(self) -> None:
@@ -66,10 +67,8 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
 
         async def on_stop(self) -> None:
             engine.stop()
-            try:
+            with contextlib.suppress(Exception):  # stopping: the engine logs its own failures
                 await asyncio.wait_for(self._task, timeout=30)
-            except Exception:  # noqa: S110 - stopping: the engine logs its own failures
-                pass
 
     @app.page("/health")
     async def health(web: Any, request: Any) -> Any:

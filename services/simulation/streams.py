@@ -74,9 +74,8 @@ def interleave(streams: Streams, rng: random.Random) -> list[tuple[str, bytes]]:
     r = b = 0
     while r < len(streams.rounds) or b < len(streams.bets):
         take_round = b >= len(streams.bets) or (
-            r < len(streams.rounds) and rng.random() < len(streams.rounds) / (
-                len(streams.rounds) + len(streams.bets)
-            )
+            r < len(streams.rounds)
+            and rng.random() < len(streams.rounds) / (len(streams.rounds) + len(streams.bets))
         )
         if take_round:
             merged.append(("rounds", streams.rounds[r]))

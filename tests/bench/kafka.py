@@ -62,11 +62,15 @@ def settings() -> Settings:
 def preload(s: Settings) -> int:
     """Publish clean rounds totalling about BETS bets; returns the number of bets."""
     profile = Profile(**{**CLEAN.__dict__, "bets_per_round": (150, 250)})
-    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, acks="all", linger_ms=20, batch_size=512 * 1024)
+    producer = KafkaProducer(
+        bootstrap_servers=BOOTSTRAP, acks="all", linger_ms=20, batch_size=512 * 1024
+    )
     bets = 0
     seed = 0
     while bets < BETS:
-        streams = generate(seed, tables=PARTITIONS * 4, rounds=2, profile=profile, first_round=seed * 2)
+        streams = generate(
+            seed, tables=PARTITIONS * 4, rounds=2, profile=profile, first_round=seed * 2
+        )
         for raw in streams.rounds:
             producer.send(s.topic_rounds, value=raw, key=_table(raw))
         for raw in streams.bets:
@@ -84,7 +88,9 @@ def _table(raw: bytes) -> bytes:
     return table.encode()
 
 
-def rate(group: str, topics: list[str], total: int, processes: list[subprocess.Popen[bytes]]) -> float:
+def rate(
+    group: str, topics: list[str], total: int, processes: list[subprocess.Popen[bytes]]
+) -> float:
     """Messages per second between the group's first commit and lag 0."""
     first: tuple[float, int] | None = None
     deadline = time.monotonic() + 900
@@ -108,7 +114,11 @@ def start(args: list[str], name: str, env: dict[str, str] | None = None) -> subp
     LOGS.mkdir(parents=True, exist_ok=True)
     with open(LOGS / f"{name}.log", "wb") as log:
         return subprocess.Popen(
-            [sys.executable, *args], cwd=ROOT, env=env or dict(os.environ), stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, *args],
+            cwd=ROOT,
+            env=env or dict(os.environ),
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
 
 
@@ -140,7 +150,12 @@ def copy_topic(s: Settings, name: str) -> str:
 def throughput(s: Settings, bets: int, rounds: int) -> dict[str, float]:
     results: dict[str, float] = {}
     say("croupier workers ...")
-    procs = [start(["-m", "services.cli", "worker", "--loglevel", "warning"], f"worker-{n}", worker_env(s)) for n in range(WORKERS)]
+    procs = [
+        start(
+            ["-m", "services.cli", "worker", "--loglevel", "warning"], f"worker-{n}", worker_env(s)
+        )
+        for n in range(WORKERS)
+    ]
     try:
         msgs = rate(s.group_id, list(s.inputs), bets + rounds, procs)
         results["croupier"] = msgs * bets / (bets + rounds)
@@ -168,10 +183,16 @@ async def _latency(s: Settings, firsts: list[float]) -> list[float]:
     from aiokafka import TopicPartition as Part
 
     procs = [
-        start(["-m", "services.cli", "worker", "--loglevel", "info"], f"latency-worker-{n}", worker_env(s))
+        start(
+            ["-m", "services.cli", "worker", "--loglevel", "info"],
+            f"latency-worker-{n}",
+            worker_env(s),
+        )
         for n in range(WORKERS)
     ]
-    producer = KafkaProducer(bootstrap_servers=BOOTSTRAP, acks="all", linger_ms=5, batch_size=512 * 1024)
+    producer = KafkaProducer(
+        bootstrap_servers=BOOTSTRAP, acks="all", linger_ms=5, batch_size=512 * 1024
+    )
     reader = AIOKafkaConsumer(
         bootstrap_servers=BOOTSTRAP,
         isolation_level="read_committed",
@@ -206,7 +227,9 @@ async def _latency(s: Settings, firsts: list[float]) -> list[float]:
             producer.send(s.topic_rounds, key=key, value=closed.encode())
             producer.flush()
             deadline = time.monotonic() + 300
-            while committed_lag(BOOTSTRAP, s.group_id, list(s.inputs)) and time.monotonic() < deadline:
+            while (
+                committed_lag(BOOTSTRAP, s.group_id, list(s.inputs)) and time.monotonic() < deadline
+            ):
                 await asyncio.sleep(0.1)
             await reader.getmany(timeout_ms=50)
             needle = f'"round_id":"{round_id}"'.encode()
@@ -238,7 +261,9 @@ async def _latency(s: Settings, firsts: list[float]) -> list[float]:
 def main() -> None:
     s = settings()
     ensure(s, io.StringIO())
-    say(f"bench topics prefix {s.topic_rounds.removesuffix('-rounds')}, {PARTITIONS} partitions, {WORKERS} worker(s)")
+    say(
+        f"bench topics prefix {s.topic_rounds.removesuffix('-rounds')}, {PARTITIONS} partitions, {WORKERS} worker(s)"
+    )
     bets = preload(s)
     rounds = committed_total(s) - bets
     results = throughput(s, bets, rounds)
@@ -251,12 +276,18 @@ def main() -> None:
     print(f"  {'croupier pipeline (settled bets/s)':42}{results['croupier']:>12,.0f}")
     print(f"  {'faust pass-through agent (bets/s)':42}{results['faust']:>12,.0f}")
     print(f"  {'plain aiokafka copy loop (bets/s)':42}{results['aiokafka']:>12,.0f}")
-    print(f"  ratio to faust pass-through: {results['croupier'] / results['faust']:.2f} (target >= 1.0)")
-    print(f"  ratio to aiokafka loop:      {results['croupier'] / results['aiokafka']:.2f} (target >= 0.5)")
+    print(
+        f"  ratio to faust pass-through: {results['croupier'] / results['faust']:.2f} (target >= 1.0)"
+    )
+    print(
+        f"  ratio to aiokafka loop:      {results['croupier'] / results['aiokafka']:.2f} (target >= 0.5)"
+    )
     print(f"latency from round.result, {len(times)} rounds of 10,000 bets (target p99 < 1000 ms):")
     print(f"  {'round committed, readable with read_committed':48}{_percentiles(firsts)}")
     print(f"  {'last of 10,000 settlements read (aiokafka)':48}{_percentiles(times)}")
-    print("  (one transaction holds the whole round, so all its settlements become readable at once)")
+    print(
+        "  (one transaction holds the whole round, so all its settlements become readable at once)"
+    )
 
 
 def _percentiles(values: list[float]) -> str:

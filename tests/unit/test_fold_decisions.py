@@ -114,7 +114,9 @@ def test_a_bet_with_seq_beyond_last_seq_is_refunded_as_late() -> None:
 
 def test_a_kind_or_pick_that_does_not_exist_for_the_game_is_refunded_as_invalid() -> None:
     records = run(
-        bets(bet(1, "hi"), bet(2, "single", [7]), bet(3, "combination", [2, 2]), bet(4, "reds", [2]))
+        bets(
+            bet(1, "hi"), bet(2, "single", [7]), bet(3, "combination", [2, 2]), bet(4, "reds", [2])
+        )
         + rounds(*sicbo_round([2, 2, 6], last_seq=4))
     )
     assert [(r.bet_id, r.reason) for r in records if isinstance(r, Refund)] == [
@@ -218,8 +220,10 @@ def test_thai_hilo_lo_at_a_stake_of_one_pays_back_only_the_stake() -> None:
 def test_bets_of_different_tables_never_meet() -> None:
     records = run(
         bets(bet(1, table_id="A"), bet(1, table_id="B", bet_id="B-1"))
-        + [("rounds", round_event("opened", table_id="A", game="sicbo"))]
-        + [("rounds", round_event("betting_closed", table_id="A", last_seq=1))]
-        + [("rounds", round_event("result", table_id="A", dice=[6, 6, 1]))]
+        + rounds(
+            round_event("opened", table_id="A", game="sicbo"),
+            round_event("betting_closed", table_id="A", last_seq=1),
+            round_event("result", table_id="A", dice=[6, 6, 1]),
+        )
     )
     assert [r.bet_id for r in records if isinstance(r, Settlement)] == ["A-R1-1"]

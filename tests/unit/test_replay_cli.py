@@ -35,8 +35,16 @@ def test_replay_reads_standard_input_and_writes_one_record_per_line() -> None:
     done = _replay("-", stdin=b"\n".join(events) + b"\n")
     assert done.returncode == 0
     settlement, rejected = map(msgspec.json.decode, done.stdout.splitlines())
-    assert (settlement["type"], settlement["result"], settlement["payout"]) == ("settlement", "win", 350)
-    assert (rejected["type"], rejected["reason"], rejected["raw"]) == ("rejected", "malformed", "not json")
+    assert (settlement["type"], settlement["result"], settlement["payout"]) == (
+        "settlement",
+        "win",
+        350,
+    )
+    assert (rejected["type"], rejected["reason"], rejected["raw"]) == (
+        "rejected",
+        "malformed",
+        "not json",
+    )
 
 
 def test_replay_with_stats_ends_with_one_table_stats_per_table() -> None:
