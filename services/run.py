@@ -193,7 +193,7 @@ class Run:
         from services.settings import Settings
         from services.topics import ensure
 
-        given = os.environ.get("KAFKA_BOOTSTRAP")
+        given = os.environ.get("KAFKA_BOOTSTRAP") or os.environ.get("CROUPIER_KAFKA_BOOTSTRAP")
         if given:
             bootstrap = given
             say(self.out, f"using the broker at {bootstrap} (KAFKA_BOOTSTRAP)")
