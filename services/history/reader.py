@@ -12,6 +12,7 @@ import contextlib
 import logging
 
 from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-untyped]
+from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
 from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.history.projection import Projection, Source
@@ -57,7 +58,7 @@ class Reader:
         )
         await consumer.start()
         try:
-            partitions = await self._discover(consumer)
+            partitions = await self._discover()
             if partitions is None:
                 return
             consumer.assign(partitions)
@@ -79,21 +80,32 @@ class Reader:
     def stop(self) -> None:
         self.stopping.set()
 
-    async def _discover(self, consumer: AIOKafkaConsumer) -> list[TopicPartition] | None:
+    async def _discover(self) -> list[TopicPartition] | None:
         """Every partition of the topics, waiting (and saying so) while some do not exist."""
-        while not self.stopping.is_set():
-            try:
-                await consumer.topics()
-            except KafkaError as error:
-                log.warning("cannot list topics (%r); retrying", error)
-            found = {t: consumer.partitions_for_topic(t) for t in self.roles}
-            missing = sorted(t for t, parts in found.items() if not parts)
-            if not missing:
-                return [TopicPartition(t, p) for t, parts in found.items() for p in sorted(parts)]
-            log.warning("topics %s do not exist yet (run `croupier topics`); waiting", missing)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), timeout=2)
-        return None
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.settings.kafka_bootstrap)
+        await admin.start()
+        try:
+            while not self.stopping.is_set():
+                found: dict[str, list[int]] = {}
+                try:
+                    for meta in await admin.describe_topics(sorted(self.roles)):
+                        if meta["error_code"] == 0 and meta["partitions"]:
+                            found[meta["topic"]] = sorted(
+                                p["partition"] for p in meta["partitions"]
+                            )
+                except KafkaError as error:
+                    log.warning("cannot describe the topics (%r); retrying", error)
+                missing = sorted(set(self.roles) - set(found))
+                if not missing:
+                    return [
+                        TopicPartition(t, p) for t, parts in sorted(found.items()) for p in parts
+                    ]
+                log.warning("topics %s do not exist yet (run `croupier topics`); waiting", missing)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), timeout=2)
+            return None
+        finally:
+            await admin.close()
 
     async def lag(self) -> int | None:
         """Committed messages not folded yet; None until the partitions are assigned."""

@@ -34,6 +34,9 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> tuple[Any,
         datadir=datadir,
         topic_replication_factor=settings.replication_factor,
     )
+    # No faust agents or tables here, so no faust consumer group: joining one would only create a
+    # leader topic and, after a crash, hold the start until the dead member's session expires.
+    app.producer_only = True
     projection = Projection(horizon=settings.horizon)
     reader = Reader(settings, projection)
     site_app = application(projection, reader.lag, poll_ms=api.poll_ms)

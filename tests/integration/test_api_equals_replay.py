@@ -1,0 +1,191 @@
+"""The read side on a real broker answers exactly what the offline fold says for the same events."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from services.simulation.streams import Profile, generate
+from tests.e2e.support import Offline, get, offline, quote, read_side, wait_read_up
+from tests.kafka import create_topics, isolated_settings, publish, wait_caught_up, workers
+
+ROUNDS = 60  # per table: more than the board's 50
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    url: str
+    offline: Offline
+    events: dict[str, int]
+
+
+@pytest.fixture(scope="module")
+def pipeline(kafka: str) -> Iterator[Pipeline]:
+    """Generated streams through two `croupier worker`s and one `croupier api`, all caught up."""
+    settings = isolated_settings(kafka, partitions=4)
+    create_topics(settings)
+    streams = generate(21, tables=6, rounds=ROUNDS, profile=Profile(bets_per_round=(0, 10)))
+    with read_side(settings) as url:
+        publish(settings, streams, seed=21)
+        with workers(settings, 2):
+            wait_caught_up(settings)
+        wait_read_up(url)
+        events = {"rounds": len(streams.rounds), "bets": len(streams.bets)}
+        yield Pipeline(url=url, offline=offline(streams), events=events)
+
+
+def history(url: str, player_id: str, limit: int) -> list[dict[str, Any]]:
+    """Every page of a player's bets, following next_cursor."""
+    bets: list[dict[str, Any]] = []
+    query = f"limit={limit}"
+    while True:
+        status, page = get(f"{url}/players/{quote(player_id)}/bets?{query}")
+        assert status == 200, page
+        assert page["total"] >= len(bets) + len(page["bets"])
+        bets += page["bets"]
+        if page["next_cursor"] is None:
+            return bets
+        query = f"limit={limit}&cursor={page['next_cursor']}"
+
+
+def decision_of(bet: dict[str, Any]) -> dict[str, Any]:
+    """The decision a bet view shows, in the words of the settlement or refund record."""
+    if bet["status"] == "settled":
+        return {
+            "settlement_id": bet["decision_id"],
+            "result": bet["result"],
+            "payout": bet["payout"],
+        }
+    return {"refund_id": bet["decision_id"], "reason": bet["refund_reason"], "amount": bet["stake"]}
+
+
+def test_every_players_bets_are_the_replays_decisions_newest_first(pipeline: Pipeline) -> None:
+    expected = pipeline.offline.decisions
+    shown: dict[str, dict[str, Any]] = {}
+    for player_id in sorted(pipeline.offline.players):
+        bets = history(pipeline.url, player_id, limit=7)
+        placed = [bet["placed_at"] for bet in bets]
+        assert placed == sorted(placed, reverse=True), player_id
+        for bet in bets:
+            assert bet["player_id"] == player_id and bet["bet_id"] not in shown
+            shown[bet["bet_id"]] = bet
+    assert set(shown) == set(expected)
+    for bet_id, bet in shown.items():
+        record = expected[bet_id]
+        assert decision_of(bet) == {k: record[k] for k in decision_of(bet)}, bet_id
+        assert (bet["stake"], bet["currency"], bet["round_id"]) == (
+            record.get("stake", record.get("amount")),
+            record["currency"],
+            record["round_id"],
+        )
+        if bet["status"] == "settled":
+            assert (bet["dice"], bet["discs"]) == (record.get("dice"), record.get("discs"))
+
+
+def test_an_offset_page_is_the_same_as_the_cursor_walk(pipeline: Pipeline) -> None:
+    player_id = sorted(pipeline.offline.players)[0]
+    walked = history(pipeline.url, player_id, limit=3)
+    status, page = get(f"{pipeline.url}/players/{player_id}/bets?limit=4&offset=2")
+    assert status == 200
+    assert [b["bet_id"] for b in page["bets"]] == [b["bet_id"] for b in walked[2:6]]
+
+
+def test_every_round_recall_has_the_replays_timeline_outcome_decisions_and_totals(
+    pipeline: Pipeline,
+) -> None:
+    off = pipeline.offline
+    by_round: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in off.decisions.values():
+        by_round.setdefault((record["table_id"], record["round_id"]), []).append(record)
+    assert len(off.outcomes) >= 6 * ROUNDS
+    for (table_id, round_id), (phase, dice, discs) in off.outcomes.items():
+        status, recall = get(f"{pipeline.url}/tables/{quote(table_id)}/rounds/{quote(round_id)}")
+        assert status == 200, recall
+        assert (recall["status"], recall["dice"], recall["discs"]) == (phase, dice, discs)
+        assert [(s["type"], s["event_id"]) for s in recall["timeline"]] == off.timelines.get(
+            (table_id, round_id), []
+        )
+        records = by_round.get((table_id, round_id), [])
+        assert {b["bet_id"]: decision_of(b) for b in recall["bets"]} == {
+            r["bet_id"]: {k: r[k] for k in decision_of_record(r)} for r in records
+        }
+        assert recall["totals"] == totals(records)
+
+
+def decision_of_record(record: dict[str, Any]) -> tuple[str, ...]:
+    if "settlement_id" in record:
+        return ("settlement_id", "result", "payout")
+    return ("refund_id", "reason", "amount")
+
+
+def totals(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A round's money per currency, summed from the replay's records."""
+    sums: dict[str, Counter[str]] = {}
+    for r in records:
+        row = sums.setdefault(r["currency"], Counter())
+        row["bets"] += 1
+        if "settlement_id" in r:
+            row["settled"] += 1
+            row["stakes"] += r["stake"]
+            row["payouts"] += r["payout"]
+        else:
+            row["refunded"] += 1
+            row["refunds"] += r["amount"]
+    keys = ("bets", "settled", "refunded", "pending", "stakes", "payouts", "ggr", "refunds")
+    return [
+        {
+            "currency": currency,
+            **{k: row[k] for k in keys},
+            "ggr": row["stakes"] - row["payouts"],
+            "pending_stakes": 0,
+        }
+        for currency, row in sorted(sums.items())
+    ]
+
+
+def test_every_tables_board_is_the_replays_last_50_rounds(pipeline: Pipeline) -> None:
+    assert len(pipeline.offline.stats) == 6
+    for table_id, stats in pipeline.offline.stats.items():
+        status, shown = get(f"{pipeline.url}/tables/{table_id}/stats")
+        assert status == 200
+        assert shown == stats
+        assert len(shown["rounds"]) == 50
+
+
+def test_unknown_ids_are_404(pipeline: Pipeline) -> None:
+    assert get(f"{pipeline.url}/players/nobody/bets")[0] == 404
+    assert get(f"{pipeline.url}/tables/T000/rounds/nothing")[0] == 404
+    assert get(f"{pipeline.url}/tables/T999/stats")[0] == 404
+
+
+def test_metrics_count_what_the_pipeline_committed(pipeline: Pipeline) -> None:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{pipeline.url}/metrics") as response:
+        text = response.read().decode()
+    samples = dict(line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
+    kinds = Counter(
+        "settlement" if "settlement_id" in r else "refund"
+        for r in pipeline.offline.decisions.values()
+    )
+    settled = sum(
+        int(v)
+        for k, v in samples.items()
+        if k.startswith('croupier_read_decisions_total{kind="settlement"')
+    )
+    refunded = sum(
+        int(v)
+        for k, v in samples.items()
+        if k.startswith('croupier_read_decisions_total{kind="refund"')
+    )
+    assert (settled, refunded) == (kinds["settlement"], kinds["refund"])
+    assert samples['croupier_read_events_total{topic="rounds"}'] == str(pipeline.events["rounds"])
+    assert samples['croupier_read_events_total{topic="bets"}'] == str(pipeline.events["bets"])
+    assert samples["croupier_read_pending_bets"] == "0"
+    assert int(samples['croupier_read_decision_latency_seconds_bucket{le="+Inf"}']) == len(
+        pipeline.offline.decisions
+    )
