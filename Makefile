@@ -69,3 +69,9 @@ clean: ## remove the virtualenv and generated data
 
 bench-kafka: $(STAMP) broker ## pipeline throughput and 10,000-bet round latency vs faust and aiokafka pass-throughs
 	$(BIN)/python -m tests.bench.kafka
+
+simulate: $(STAMP) ## publish a simulated floor of all three games to Kafka (Ctrl-C stops)
+	$(BIN)/croupier simulate
+
+wallet: $(STAMP) ## credit committed settlements and refunds to .data/wallet.sqlite and print balances
+	$(BIN)/croupier wallet --report
