@@ -66,7 +66,10 @@ async def _errors(
     except web.HTTPException as error:
         if error.status < 400:
             raise
-        return _problem(error.status, error.reason or "request failed")
+        answer = _problem(error.status, error.reason or "request failed")
+        if "Allow" in error.headers:
+            answer.headers["Allow"] = error.headers["Allow"]
+        return answer
     except Exception:
         log.exception("%s %s failed", request.method, request.path)
         return _problem(500, "the read side failed to answer; see its log")

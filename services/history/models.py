@@ -25,7 +25,9 @@ class BetsQuery(BaseModel):
 
     limit: int = Field(default=50, ge=1, le=500)
     offset: int | None = Field(default=None, ge=0)
-    cursor: str | None = Field(default=None, min_length=1, max_length=1024)
+    cursor: str | None = Field(
+        default=None, min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_-]+$"
+    )
 
     @model_validator(mode="after")
     def _one_way(self) -> BetsQuery:

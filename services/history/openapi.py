@@ -65,7 +65,12 @@ def _operations() -> dict[str, Any]:
                     ),
                     _query(
                         "cursor",
-                        {"type": "string", "minLength": 1, "maxLength": 1024},
+                        {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 1024,
+                            "pattern": "^[A-Za-z0-9_-]+$",
+                        },
                         "`next_cursor` of the previous page",
                     ),
                     _query("offset", {"type": "integer", "minimum": 0}, "Bets to skip"),
