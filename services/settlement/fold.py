@@ -7,10 +7,19 @@ feed it the raw messages they read, and write out exactly the records it returns
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Final
 
-from schemas.codec import Invalid, decode_bet, decode_event, decode_round, rejected
+from msgspec import DecodeError
+from msgspec.structs import replace
+
+from schemas.codec import (
+    Invalid,
+    decode_bet,
+    decode_event,
+    decode_round,
+    read_event,
+    rejected,
+)
 from schemas.events import (
     BetPlaced,
     BettingClosed,
@@ -34,16 +43,32 @@ from schemas.records import (
 )
 from services import games
 from services.settlement.ids import refund_id, settlement_id
-from services.settlement.rounds import FINAL, Round, Table, fingerprint
+from services.settlement.rounds import FINAL, Fingerprint, Round, Table, fingerprint
 from services.statistics.board import Board
 
 DEFAULT_HORIZON: Final = 200
 """Decided rounds per table whose redeliveries are still recognised (see docs/DECISIONS.md)."""
 
+_WAGERS: dict[tuple[object, ...], games.Wager | None] = {}
+_WAGERS_MAX: Final = 8192
+_UNSEEN: Final = object()
 
-@lru_cache(maxsize=8192)
-def _wager(game: str, kind: str, pick: tuple[int, ...]) -> games.Wager | None:
-    return games.wager(game, kind, pick)
+
+def _wager(game: str, kind: str, pick: list[int]) -> games.Wager | None:
+    """`games.wager`, remembered for the picks bets actually carry (at most _WAGERS_MAX of them)."""
+    key = (game, kind, *pick)
+    found = _WAGERS.get(key, _UNSEEN)
+    if found is _UNSEEN:
+        if len(_WAGERS) >= _WAGERS_MAX:
+            _WAGERS.clear()
+        found = _WAGERS[key] = games.wager(game, kind, pick)
+    return found  # type: ignore[return-value]  # _UNSEEN was replaced
+
+
+Kept = bytes | Fingerprint
+"""What the fold keeps of a bet to judge a repeat: the line it was read from, or its fingerprint."""
+Sink = list[Record]
+"""Where the fold appends the records an input produces, in the order to write them."""
 
 
 class Fold:
@@ -63,7 +88,9 @@ class Fold:
             bet = decode_bet(raw)
             if isinstance(bet, Invalid):
                 return [rejected(bet, topic, raw)]
-            return self.place(bet, raw)
+            out: Sink = []
+            self._place(bet, raw, raw, out)
+            return out
         event = decode_round(raw)
         if isinstance(event, Invalid):
             return [rejected(event, topic, raw)]
@@ -71,92 +98,35 @@ class Fold:
 
     def feed_line(self, raw: bytes) -> list[Record]:
         """Like `feed`, for a message whose topic its `type` tells (a replay line)."""
-        topic, event = decode_event(raw)
-        if isinstance(event, Invalid):
-            return [rejected(event, topic, raw)]
-        if isinstance(event, BetPlaced):
-            return self.place(event, raw)
-        return self.evolve(event, raw)
+        out: Sink = []
+        self.read(raw, out)
+        return out
+
+    def read(self, raw: bytes, out: Sink) -> None:
+        """`feed_line` into a sink: the records of one replay line are appended to `out`."""
+        try:
+            event = read_event(raw)
+        except DecodeError:
+            topic, invalid = decode_event(raw)
+            assert isinstance(invalid, Invalid)
+            out.append(rejected(invalid, topic, raw))
+            return
+        if event.__class__ is BetPlaced:
+            self._place(event, raw, raw, out)  # type: ignore[arg-type]  # the class was just checked
+        else:
+            self._evolve(event, raw, out)  # type: ignore[arg-type]  # every other event is a round's
 
     def evolve(self, event: RoundEvent, raw: bytes) -> list[Record]:
         """Apply a round event; a bet waiting for this round's fate is decided with it."""
-        table = self.tables.get(event.table_id)
-        rnd = None if table is None else table.rounds.get(event.round_id)
-        if rnd is not None and event.event_id in rnd.event_ids:
-            return []
-        if rnd is None or rnd.phase == "unopened":
-            if not isinstance(event, RoundOpened):
-                return [_refuse(raw, f"{type_of(event)} for a round that was never opened")]
-            table = self._table(event.table_id)
-            rnd = rnd or table.rounds.setdefault(event.round_id, Round(event.round_id))
-            rnd.game = event.game
-            rnd.ordinal = table.opened
-            table.opened += 1
-            rnd.phase = "open"
-            if rnd.bets:
-                table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
-            rnd.event_ids.add(event.event_id)
-            return []
-        assert table is not None
-        refusal = _transition(rnd, event)
-        if refusal is not None:
-            return [_refuse(raw, refusal, reason=_reason(refusal))]
-        rnd.event_ids.add(event.event_id)
-        if rnd.phase not in FINAL:
-            return []
-        rnd.fate_at = event.at
-        if rnd.phase == "result":
-            self._board(table, rnd)
-        records: list[Record] = [self._decide(table.table_id, rnd, bet) for bet in rnd.waiting]
-        self.pending -= len(rnd.waiting)
-        rnd.waiting = []
-        table.decided.append(rnd.round_id)
-        self._forget(table)
-        return records
+        out: Sink = []
+        self._evolve(event, raw, out)
+        return out
 
     def place(self, bet: BetPlaced, raw: bytes) -> list[Record]:
         """Read a confirmed bet: a repeat is judged, a bet of a decided round is decided now."""
-        table = self.tables.get(bet.table_id) or self._table(bet.table_id)
-        mark = fingerprint(bet)
-        known = table.bet_rounds.get(bet.bet_id)
-        if known is not None:
-            first = table.rounds[known].bets[bet.bet_id]
-            if first == mark:
-                return []
-            return [
-                _reject(
-                    raw,
-                    "bets",
-                    "conflicting_duplicate",
-                    f"bet_id {bet.bet_id!r} was already read with different content "
-                    f"({_differences(first, mark)}); the first stands",
-                )
-            ]
-        rnd = table.rounds.get(bet.round_id)
-        if rnd is None:
-            rnd = table.rounds[bet.round_id] = Round(bet.round_id)
-        seqs = rnd.seqs
-        other = seqs.get(bet.seq)
-        if other is not None:
-            return [
-                _reject(
-                    raw,
-                    "bets",
-                    "duplicate_seq",
-                    f"seq {bet.seq} of round {bet.round_id!r} is already bet {other!r}; "
-                    "the first stands",
-                )
-            ]
-        seqs[bet.seq] = bet.bet_id
-        rnd.bets[bet.bet_id] = mark
-        table.bet_rounds[bet.bet_id] = bet.round_id
-        if rnd.ordinal > table.bet_frontier:
-            table.bet_frontier = rnd.ordinal
-        if rnd.phase in FINAL:
-            return [self._decide(table.table_id, rnd, bet)]
-        rnd.waiting.append(bet)
-        self.pending += 1
-        return []
+        out: Sink = []
+        self._place(bet, raw, fingerprint(bet), out)
+        return out
 
     def stats(self, table_id: str) -> TableStats | None:
         """The table's statistics board, or None while it has no round with a result."""
@@ -171,6 +141,90 @@ class Fold:
             for rnd in table.rounds.values():
                 yield from rnd.waiting
 
+    def _evolve(self, event: RoundEvent, raw: bytes, out: Sink) -> None:
+        table = self.tables.get(event.table_id)
+        rnd = None if table is None else table.rounds.get(event.round_id)
+        if rnd is not None and event.event_id in rnd.event_ids:
+            return
+        if rnd is None or rnd.phase == "unopened":
+            if not isinstance(event, RoundOpened):
+                out.append(_refuse(raw, f"{type_of(event)} for a round that was never opened"))
+                return
+            table = self._table(event.table_id)
+            rnd = rnd or table.rounds.setdefault(event.round_id, Round(event.round_id))
+            rnd.game = event.game
+            rnd.ordinal = table.opened
+            table.opened += 1
+            rnd.phase = "open"
+            if rnd.bets:
+                table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
+            rnd.event_ids.add(event.event_id)
+            return
+        assert table is not None
+        refusal = _transition(rnd, event)
+        if refusal is not None:
+            out.append(_refuse(raw, refusal, reason=_reason(refusal)))
+            return
+        rnd.event_ids.add(event.event_id)
+        if rnd.phase not in FINAL:
+            return
+        rnd.fate_at = event.at
+        if rnd.phase == "result":
+            rnd.settlement = _settlement(table.table_id, rnd)
+            self._board(table, rnd)
+        out.extend([_decide(rnd, bet) for bet in rnd.waiting])
+        self.pending -= len(rnd.waiting)
+        rnd.waiting = []
+        table.decided.append(rnd.round_id)
+        self._forget(table)
+
+    def _place(self, bet: BetPlaced, raw: bytes, kept: Kept, out: Sink) -> None:
+        """`place`, keeping for the bet either its fingerprint or the raw line it was decoded from.
+
+        Keeping the line costs nothing on the way in; a repeat decodes it again (rare).
+        """
+        table_id = bet.table_id
+        table = self.tables.get(table_id)
+        if table is None:
+            table = self._table(table_id)
+        bet_id = bet.bet_id
+        bet_rounds = table.bet_rounds
+        known = bet_rounds.get(bet_id)
+        if known is not None:
+            first = _fingerprint(table.rounds[known].bets[bet_id])
+            again = fingerprint(bet)
+            if first != again:
+                out.append(_conflict(raw, bet_id, first, again))
+            return
+        round_id = bet.round_id
+        rounds = table.rounds
+        rnd = rounds.get(round_id)
+        if rnd is None:
+            rnd = rounds[round_id] = Round(round_id)
+        seq = bet.seq
+        seqs = rnd.seqs
+        other = seqs.get(seq)
+        if other is not None:
+            out.append(
+                _reject(
+                    raw,
+                    "bets",
+                    "duplicate_seq",
+                    f"seq {seq} of round {round_id!r} is already bet {other!r}; the first stands",
+                )
+            )
+            return
+        seqs[seq] = bet_id
+        rnd.bets[bet_id] = kept
+        bet_rounds[bet_id] = round_id
+        if rnd.ordinal > table.bet_frontier:
+            table.bet_frontier = rnd.ordinal
+        if rnd.phase in FINAL:
+            out.append(_decide(rnd, bet))
+            return
+        rnd.waiting.append(bet)
+        self.pending += 1
+
     def _table(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
         if table is None:
@@ -183,35 +237,6 @@ class Fold:
         table.board.record(rnd.game, rnd.round_id, rnd.dice, rnd.discs)
         self.boards_changed.add(table.table_id)
 
-    def _decide(self, table_id: str, rnd: Round, bet: BetPlaced) -> Settlement | Refund:
-        """The first row of the contract's decision table that applies."""
-        if rnd.phase == "cancelled":
-            return _refund(rnd, bet, "round_cancelled")
-        if bet.seq > rnd.last_seq:
-            return _refund(rnd, bet, "late_bet")
-        wager = _wager(rnd.game, bet.kind, tuple(bet.pick))
-        if wager is None:
-            return _refund(rnd, bet, "invalid_bet")
-        verdict = games.verdict(wager, rnd.outcome)
-        return Settlement(
-            v=1,
-            settlement_id=settlement_id(bet.bet_id),
-            bet_id=bet.bet_id,
-            round_id=bet.round_id,
-            table_id=table_id,
-            player_id=bet.player_id,
-            game=rnd.game,
-            kind=bet.kind,
-            pick=bet.pick,
-            stake=bet.stake,
-            currency=bet.currency,
-            result=verdict.result,
-            payout=games.payout(bet.stake, verdict),
-            dice=rnd.dice,
-            discs=rnd.discs,
-            at=rnd.fate_at,
-        )
-
     def _forget(self, table: Table) -> None:
         """Drop the oldest decided rounds past the horizon once the table's bets have moved on."""
         while len(table.decided) > self.horizon:
@@ -222,6 +247,64 @@ class Fold:
             del table.rounds[rnd.round_id]
             for bet_id in rnd.bets:
                 del table.bet_rounds[bet_id]
+
+
+def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
+    """The first row of the contract's decision table that applies.
+
+    A round's settlements share the round's part, built once with its result, and its bets repeat
+    few (kind, pick) pairs, so each pair's verdict is looked up once per round.
+    """
+    if rnd.phase == "cancelled":
+        return _refund(rnd, bet, "round_cancelled")
+    if bet.seq > rnd.last_seq:
+        return _refund(rnd, bet, "late_bet")
+    kind = bet.kind
+    pick = bet.pick
+    key = (kind, *pick) if pick else kind
+    verdicts = rnd.verdicts
+    verdict = verdicts.get(key, _UNSEEN)
+    if verdict is _UNSEEN:
+        wager = _wager(rnd.game, kind, pick)
+        verdict = verdicts[key] = None if wager is None else games.verdict(wager, rnd.outcome)
+    if verdict is None:
+        return _refund(rnd, bet, "invalid_bet")
+    bet_id = bet.bet_id
+    stake = bet.stake
+    return replace(
+        rnd.settlement,  # type: ignore[type-var]  # set with the result
+        settlement_id=settlement_id(bet_id),
+        bet_id=bet_id,
+        player_id=bet.player_id,
+        kind=kind,
+        pick=pick,
+        stake=stake,
+        currency=bet.currency,
+        result=verdict.result,  # type: ignore[union-attr]  # None and _UNSEEN are gone
+        payout=games.payout(stake, verdict),  # type: ignore[arg-type]
+    )
+
+
+def _settlement(table_id: str, rnd: Round) -> Settlement:
+    """The part of a settlement that every bet of a round with a result shares."""
+    return Settlement(
+        v=1,
+        settlement_id="",
+        bet_id="",
+        round_id=rnd.round_id,
+        table_id=table_id,
+        player_id="",
+        game=rnd.game,
+        kind="",
+        pick=[],
+        stake=0,
+        currency="",
+        result="lose",
+        payout=0,
+        dice=rnd.dice,
+        discs=rnd.discs,
+        at=rnd.fate_at,
+    )
 
 
 def _transition(rnd: Round, event: RoundEvent) -> str | None:
@@ -299,6 +382,20 @@ def _reject(raw: bytes, topic: str, reason: RejectReason, detail: str) -> Reject
 _FIELDS: Final = ("round_id", "player_id", "seq", "kind", "pick", "stake", "currency")
 
 
-def _differences(first: tuple[object, ...], second: tuple[object, ...]) -> str:
-    names = [name for name, a, b in zip(_FIELDS, first, second, strict=True) if a != b]
-    return "differs in " + ", ".join(names)
+def _fingerprint(kept: Kept) -> Fingerprint:
+    if isinstance(kept, bytes):
+        bet = read_event(kept)
+        assert isinstance(bet, BetPlaced)
+        return fingerprint(bet)
+    return kept
+
+
+def _conflict(raw: bytes, bet_id: str, first: Fingerprint, again: Fingerprint) -> Rejected:
+    names = [name for name, a, b in zip(_FIELDS, first, again, strict=True) if a != b]
+    return _reject(
+        raw,
+        "bets",
+        "conflicting_duplicate",
+        f"bet_id {bet_id!r} was already read with different content "
+        f"(differs in {', '.join(names)}); the first stands",
+    )

@@ -6,7 +6,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from schemas.codec import encode
+from schemas.codec import encode_lines
+from schemas.records import Record
 from services.settlement.fold import Fold
 
 
@@ -30,26 +31,25 @@ def _lines(stream: BinaryIO) -> Iterator[bytes]:
 def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = False) -> int:
     """Fold every line, writing each record as one JSON line; returns the number of records."""
     written = 0
-    chunk: list[bytes] = []
+    records: list[Record] = []
+    chunk = bytearray()
+    read = fold.read
     for raw in source:
-        for record in fold.feed_line(raw):
-            chunk.append(encode(record))
-        if len(chunk) >= 4096:
-            written += _flush(out, chunk)
+        read(raw, records)
+        if records:
+            written += len(records)
+            chunk += encode_lines(records)
+            records.clear()
+            if len(chunk) >= 1 << 20:
+                out.write(chunk)
+                chunk.clear()
     if stats:
         for table_id in fold.tables:
             board = fold.stats(table_id)
             if board is not None:
-                chunk.append(encode(board))
-    written += _flush(out, chunk)
+                records.append(board)
+        written += len(records)
+        chunk += encode_lines(records)
+    out.write(chunk)
     out.flush()
     return written
-
-
-def _flush(out: BinaryIO, chunk: list[bytes]) -> int:
-    if not chunk:
-        return 0
-    out.write(b"\n".join(chunk) + b"\n")
-    count = len(chunk)
-    chunk.clear()
-    return count

@@ -6,6 +6,8 @@ from collections import deque
 from typing import Final, Literal
 
 from schemas.events import BetPlaced, Dice, Discs
+from schemas.records import Settlement
+from services.games import Verdict
 from services.statistics.board import Board
 
 Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
@@ -28,6 +30,19 @@ def fingerprint(bet: BetPlaced) -> Fingerprint:
     )
 
 
+def same_bet(first: BetPlaced, again: BetPlaced) -> bool:
+    """Whether a second read of a bet_id repeats the first exactly (a redelivery)."""
+    return (
+        first.round_id == again.round_id
+        and first.player_id == again.player_id
+        and first.seq == again.seq
+        and first.kind == again.kind
+        and first.pick == again.pick
+        and first.stake == again.stake
+        and first.currency == again.currency
+    )
+
+
 class Round:
     """One round: its life-cycle state, the bets read for it, and those still waiting."""
 
@@ -44,7 +59,9 @@ class Round:
         "phase",
         "round_id",
         "seqs",
+        "settlement",
         "suspensions",
+        "verdicts",
         "waiting",
     )
 
@@ -60,9 +77,11 @@ class Round:
         self.discs: Discs | None = None
         self.outcome: Dice | Discs = ()  # type: ignore[assignment]  # set with the result
         self.fate_at = ""
-        self.bets: dict[str, Fingerprint] = {}
+        self.bets: dict[str, bytes | Fingerprint] = {}  # the line it was read from, or this
         self.seqs: dict[int, str] = {}
         self.waiting: list[BetPlaced] = []
+        self.settlement: Settlement | None = None  # what its settlements share, set with the result
+        self.verdicts: dict[object, Verdict | None] = {}  # by (kind, *pick), once it has a result
 
 
 class Table:
