@@ -75,3 +75,15 @@ simulate: $(STAMP) ## publish a simulated floor of all three games to Kafka (Ctr
 
 wallet: $(STAMP) ## credit committed settlements and refunds to .data/wallet.sqlite and print balances
 	$(BIN)/croupier wallet --report
+
+api: $(STAMP) ## run the read side (bet history, round recall, board) on 127.0.0.1:8080
+	$(BIN)/croupier api
+
+fuzz-api: $(STAMP) broker ## schemathesis fuzzes a running read side from its OpenAPI document
+	$(BIN)/pytest -q tests/integration/test_api_fuzz.py
+
+browser: ## install headless Chromium and chromedriver from Debian (idempotent, needs root)
+	bash deploy/browser.sh
+
+test-e2e: $(STAMP) broker browser ## the board page in headless Chromium, updated live (screenshots in test-output/)
+	$(BIN)/pytest -q tests/e2e
