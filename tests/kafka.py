@@ -50,9 +50,9 @@ _CONTAINER: list[object] = []
 
 
 def _container() -> str:
-    from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found]
+    from testcontainers.community.kafka import KafkaContainer
 
-    kafka = KafkaContainer("apache/kafka:4.1.1").with_kraft()
+    kafka = KafkaContainer("confluentinc/cp-kafka:7.9.0").with_kraft()
     kafka.start()
     _CONTAINER.append(kafka)
     address: str = kafka.get_bootstrap_server()
