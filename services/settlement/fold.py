@@ -51,18 +51,18 @@ DEFAULT_HORIZON: Final = 200
 
 _WAGERS: dict[tuple[object, ...], games.Wager | None] = {}
 _WAGERS_MAX: Final = 8192
-_UNSEEN: Final = object()
 
 
 def _wager(game: str, kind: str, pick: list[int]) -> games.Wager | None:
     """`games.wager`, remembered for the picks bets actually carry (at most _WAGERS_MAX of them)."""
     key = (game, kind, *pick)
-    found = _WAGERS.get(key, _UNSEEN)
-    if found is _UNSEEN:
+    try:
+        return _WAGERS[key]
+    except KeyError:
         if len(_WAGERS) >= _WAGERS_MAX:
             _WAGERS.clear()
         found = _WAGERS[key] = games.wager(game, kind, pick)
-    return found  # type: ignore[return-value]  # _UNSEEN was replaced
+        return found
 
 
 Kept = bytes | Fingerprint
@@ -112,7 +112,7 @@ class Fold:
             out.append(rejected(invalid, topic, raw))
             return
         if event.__class__ is BetPlaced:
-            self._place(event, raw, raw, out)  # type: ignore[arg-type]  # the class was just checked
+            self._place(event, raw, raw, out)
         else:
             self._evolve(event, raw, out)  # type: ignore[arg-type]  # every other event is a round's
 
@@ -202,9 +202,8 @@ class Fold:
         if rnd is None:
             rnd = rounds[round_id] = Round(round_id)
         seq = bet.seq
-        seqs = rnd.seqs
-        other = seqs.get(seq)
-        if other is not None:
+        other = rnd.seqs.setdefault(seq, bet_id)
+        if other is not bet_id:  # bet_id is new to the table, so no round holds it yet
             out.append(
                 _reject(
                     raw,
@@ -214,7 +213,6 @@ class Fold:
                 )
             )
             return
-        seqs[seq] = bet_id
         rnd.bets[bet_id] = kept
         bet_rounds[bet_id] = round_id
         if rnd.ordinal > table.bet_frontier:
@@ -263,16 +261,18 @@ def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
     pick = bet.pick
     key = (kind, *pick) if pick else kind
     verdicts = rnd.verdicts
-    verdict = verdicts.get(key, _UNSEEN)
-    if verdict is _UNSEEN:
-        wager = _wager(rnd.game, kind, pick)
-        verdict = verdicts[key] = None if wager is None else games.verdict(wager, rnd.outcome)
+    verdict = verdicts.get(key)
     if verdict is None:
+        wager = _wager(rnd.game, kind, pick)
+        verdict = verdicts[key] = False if wager is None else games.verdict(wager, rnd.outcome)
+    if verdict is False:
         return _refund(rnd, bet, "invalid_bet")
+    settlement = rnd.settlement
+    assert settlement is not None  # set with the result
     bet_id = bet.bet_id
     stake = bet.stake
     return replace(
-        rnd.settlement,  # type: ignore[type-var]  # set with the result
+        settlement,
         settlement_id=settlement_id(bet_id),
         bet_id=bet_id,
         player_id=bet.player_id,
@@ -280,8 +280,8 @@ def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
         pick=pick,
         stake=stake,
         currency=bet.currency,
-        result=verdict.result,  # type: ignore[union-attr]  # None and _UNSEEN are gone
-        payout=games.payout(stake, verdict),  # type: ignore[arg-type]
+        result=verdict.result,
+        payout=games.payout(stake, verdict),
     )
 
 

@@ -11,22 +11,21 @@ import uuid
 from typing import Final
 
 NAMESPACE: Final = uuid.UUID("8f5d3c5e-6b1a-5c7e-9d2f-0c4b7a1e3f60")
-_PREFIX: Final = NAMESPACE.bytes
 
 
 _VARIANT: Final = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
-
-
-def _uuid5(name: str) -> str:
-    h = hashlib.sha1(_PREFIX + name.encode()).hexdigest()
-    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
+_SETTLEMENT: Final = NAMESPACE.bytes + b"settlement:"
+_REFUND: Final = NAMESPACE.bytes + b"refund:"
+_sha1 = hashlib.sha1
 
 
 def settlement_id(bet_id: str) -> str:
     """The id wallets use as the idempotency key of a bet's settlement."""
-    return _uuid5("settlement:" + bet_id)
+    h = _sha1(_SETTLEMENT + bet_id.encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
 
 
 def refund_id(bet_id: str) -> str:
     """The id wallets use as the idempotency key of a bet's refund."""
-    return _uuid5("refund:" + bet_id)
+    h = _sha1(_REFUND + bet_id.encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"

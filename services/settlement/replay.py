@@ -36,11 +36,11 @@ def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = Fal
     read = fold.read
     for raw in source:
         read(raw, records)
-        if records:
+        if len(records) >= _RECORDS:
             written += len(records)
             chunk += encode_lines(records)
             records.clear()
-            if len(chunk) >= 1 << 20:
+            if len(chunk) >= _CHUNK:
                 out.write(chunk)
                 chunk.clear()
     if stats:
@@ -48,8 +48,13 @@ def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = Fal
             board = fold.stats(table_id)
             if board is not None:
                 records.append(board)
-        written += len(records)
-        chunk += encode_lines(records)
+    written += len(records)
+    chunk += encode_lines(records)
     out.write(chunk)
     out.flush()
     return written
+
+
+_RECORDS = 64
+"""Records encoded at once: few enough to be freed before the garbage collector looks at them."""
+_CHUNK = 1 << 20

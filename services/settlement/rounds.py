@@ -10,6 +10,8 @@ from schemas.records import Settlement
 from services.games import Verdict
 from services.statistics.board import Board
 
+Verdicts = dict[object, "Verdict | Literal[False]"]
+"""A round's verdict of each (kind, *pick) its bets carry, or False for a pick its game lacks."""
 Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
 FINAL: Final = frozenset({"result", "cancelled"})
 
@@ -54,8 +56,8 @@ class Round:
         "fate_at",
         "game",
         "last_seq",
-        "outcome",
         "ordinal",
+        "outcome",
         "phase",
         "round_id",
         "seqs",
@@ -81,7 +83,7 @@ class Round:
         self.seqs: dict[int, str] = {}
         self.waiting: list[BetPlaced] = []
         self.settlement: Settlement | None = None  # what its settlements share, set with the result
-        self.verdicts: dict[object, Verdict | None] = {}  # by (kind, *pick), once it has a result
+        self.verdicts: Verdicts = {}
 
 
 class Table:
