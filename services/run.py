@@ -79,6 +79,16 @@ class Stopper:
         return self.requests > 0
 
 
+def _port_or_free(preferred: int) -> int:
+    """The preferred port when nobody listens on it, else any free one."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", preferred))
+        except OSError:
+            return free_port()
+    return preferred
+
+
 def say(out: TextIO, text: str) -> None:
     print(f"croupier run: {text}", file=out, flush=True)
 
@@ -235,6 +245,10 @@ class Run:
                     name, [*python, "worker", "--web-port", str(ports[name])], self.logs, self.env
                 )
             )
+        api_port = _port_or_free(8080)
+        self.children.append(
+            spawn("api", [*python, "api", "--port", str(api_port)], self.logs, self.env)
+        )
         board = Dashboard()
         feed = Feed(settings)
         seed = self.args.seed if self.args.seed is not None else secrets.randbelow(2**31)
@@ -251,6 +265,11 @@ class Run:
         self.children.append(spawn("simulator", simulate, self.logs, self.env))
         for child in self.children:
             say(self.out, f"started {child.name} ({child.state()}), log {child.log}")
+        from services.simulation.simulator import table_ids
+
+        first_table = table_ids(self.args.tables)[0][0]
+        say(self.out, f"statistics board: http://127.0.0.1:{api_port}/tables/{first_table}")
+        say(self.out, f"read-side API: http://127.0.0.1:{api_port}/openapi.json (see docs/API.md)")
         health = Health(board, ports)
         health.start()
         try:
@@ -266,9 +285,12 @@ class Run:
 
     def _shutdown(self) -> None:
         simulator = [c for c in self.children if c.name == "simulator"]
-        workers = [c for c in self.children if c.name != "simulator"]
+        api = [c for c in self.children if c.name == "api"]
+        workers = [c for c in self.children if c.name not in ("simulator", "api")]
         if simulator:
             stop(simulator, self.stopper, 20.0, self.out)
+        if api:
+            stop(api, self.stopper, 20.0, self.out)
         if workers:
             stop(workers, self.stopper, 40.0, self.out)
         if self.broker_started:
