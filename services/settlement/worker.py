@@ -47,6 +47,10 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
         web_in_thread=False,
         datadir=datadir,
         topic_replication_factor=settings.replication_factor,
+        # faust starts the engine and /health only once its own group has rebalanced: with its
+        # default 60 s session, a worker killed -9 held every replacement back for a minute.
+        broker_session_timeout=settings.session_timeout_ms / 1000,
+        broker_heartbeat_interval=settings.session_timeout_ms / 3000,
     )
     engine = Engine(settings)
 
