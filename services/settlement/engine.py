@@ -151,7 +151,11 @@ class Engine:
             log.warning("task %d: fenced by a newer owner; leaving it", task.partition)
             await self._drop([task.partition])
             return
-        except (TimeoutError, KafkaError, OSError) as error:
+        except Exception as error:  # any failure of the transaction: the committed state is safe
+            # Not only KafkaError: a producer that the broker fenced or failed in the background
+            # raises IllegalOperation ("not in transaction") on its next send, and that crashed the
+            # worker of a paused-then-resumed process (chaos suite). Rebuilding is always safe: a
+            # task that is no longer ours is revoked by the rebalance that follows.
             log.warning(
                 "task %d: transaction failed (%r); rebuilding from committed", task.partition, error
             )
