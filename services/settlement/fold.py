@@ -7,6 +7,7 @@ feed it the raw messages they read, and write out exactly the records it returns
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Final
 
 from msgspec import DecodeError
@@ -49,20 +50,10 @@ from services.statistics.board import Board
 DEFAULT_HORIZON: Final = 200
 """Decided rounds per table whose redeliveries are still recognised (see docs/DECISIONS.md)."""
 
-_WAGERS: dict[tuple[object, ...], games.Wager | None] = {}
-_WAGERS_MAX: Final = 8192
 
-
-def _wager(game: str, kind: str, pick: list[int]) -> games.Wager | None:
-    """`games.wager`, remembered for the picks bets actually carry (at most _WAGERS_MAX of them)."""
-    key = (game, kind, *pick)
-    try:
-        return _WAGERS[key]
-    except KeyError:
-        if len(_WAGERS) >= _WAGERS_MAX:
-            _WAGERS.clear()
-        found = _WAGERS[key] = games.wager(game, kind, pick)
-        return found
+@lru_cache(maxsize=8192)
+def _wager(game: str, kind: str, pick: tuple[int, ...]) -> games.Wager | None:
+    return games.wager(game, kind, pick)
 
 
 Kept = bytes | Fingerprint
@@ -250,23 +241,16 @@ class Fold:
 def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
     """The first row of the contract's decision table that applies.
 
-    A round's settlements share the round's part, built once with its result, and its bets repeat
-    few (kind, pick) pairs, so each pair's verdict is looked up once per round.
+    A round's settlements share the round's part, built once with its result.
     """
     if rnd.phase == "cancelled":
         return _refund(rnd, bet, "round_cancelled")
     if bet.seq > rnd.last_seq:
         return _refund(rnd, bet, "late_bet")
-    kind = bet.kind
-    pick = bet.pick
-    key = (kind, *pick) if pick else kind
-    verdicts = rnd.verdicts
-    verdict = verdicts.get(key)
-    if verdict is None:
-        wager = _wager(rnd.game, kind, pick)
-        verdict = verdicts[key] = False if wager is None else games.verdict(wager, rnd.outcome)
-    if verdict is False:
+    wager = _wager(rnd.game, bet.kind, tuple(bet.pick))
+    if wager is None:
         return _refund(rnd, bet, "invalid_bet")
+    verdict = games.verdict(wager, rnd.outcome)
     settlement = rnd.settlement
     assert settlement is not None  # set with the result
     bet_id = bet.bet_id
@@ -276,8 +260,8 @@ def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
         settlement_id=settlement_id(bet_id),
         bet_id=bet_id,
         player_id=bet.player_id,
-        kind=kind,
-        pick=pick,
+        kind=bet.kind,
+        pick=bet.pick,
         stake=stake,
         currency=bet.currency,
         result=verdict.result,

@@ -7,11 +7,8 @@ from typing import Final, Literal
 
 from schemas.events import BetPlaced, Dice, Discs
 from schemas.records import Settlement
-from services.games import Verdict
 from services.statistics.board import Board
 
-Verdicts = dict[object, "Verdict | Literal[False]"]
-"""A round's verdict of each (kind, *pick) its bets carry, or False for a pick its game lacks."""
 Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
 FINAL: Final = frozenset({"result", "cancelled"})
 
@@ -63,7 +60,6 @@ class Round:
         "seqs",
         "settlement",
         "suspensions",
-        "verdicts",
         "waiting",
     )
 
@@ -83,7 +79,6 @@ class Round:
         self.seqs: dict[int, str] = {}
         self.waiting: list[BetPlaced] = []
         self.settlement: Settlement | None = None  # what its settlements share, set with the result
-        self.verdicts: Verdicts = {}
 
 
 class Table:
