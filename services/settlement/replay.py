@@ -24,7 +24,7 @@ def lines(paths: Iterable[str]) -> Iterator[bytes]:
 def _lines(stream: BinaryIO) -> Iterator[bytes]:
     for line in stream:
         line = line.rstrip(b"\r\n")
-        if line.strip():
+        if line and not line.isspace():
             yield line
 
 
