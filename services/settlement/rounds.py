@@ -29,19 +29,6 @@ def fingerprint(bet: BetPlaced) -> Fingerprint:
     )
 
 
-def same_bet(first: BetPlaced, again: BetPlaced) -> bool:
-    """Whether a second read of a bet_id repeats the first exactly (a redelivery)."""
-    return (
-        first.round_id == again.round_id
-        and first.player_id == again.player_id
-        and first.seq == again.seq
-        and first.kind == again.kind
-        and first.pick == again.pick
-        and first.stake == again.stake
-        and first.currency == again.currency
-    )
-
-
 class Round:
     """One round: its life-cycle state, the bets read for it, and those still waiting."""
 
