@@ -53,6 +53,7 @@ class Engine:
         self.settings = settings
         self.metrics = metrics or Metrics()
         self.tasks: dict[int, Task] = {}
+        self.fenced: dict[int, float] = {}
         self.lock = asyncio.Lock()
         self.partitioner = Partitioner()
         self.partitions: dict[str, int] = {}
@@ -88,6 +89,8 @@ class Engine:
                 if batch:
                     async with self.lock:
                         await self._process(batch)
+                if self.fenced:
+                    await self._reclaim()
         finally:
             async with self.lock:
                 await self._drop(list(self.tasks))
@@ -150,6 +153,7 @@ class Engine:
         except ProducerFenced:
             log.warning("task %d: fenced by a newer owner; leaving it", task.partition)
             await self._drop([task.partition])
+            self.fenced[task.partition] = time.monotonic()
             return
         except Exception as error:  # any failure of the transaction: the committed state is safe
             # Not only KafkaError: a producer that the broker fenced or failed in the background
@@ -202,11 +206,34 @@ class Engine:
 
     async def assigned(self, partitions: Iterable[int]) -> None:
         async with self.lock:
+            self.fenced.clear()
             await self._recover(sorted(set(partitions)))
 
     async def revoked(self, partitions: Iterable[int]) -> None:
         async with self.lock:
+            self.fenced.clear()
             await self._drop(sorted(set(partitions)))
+
+    async def _reclaim(self) -> None:
+        """A task left after a fence that no rebalance took away is still ours: rebuild it.
+
+        Fencing normally comes with a rebalance (the fencer was given the task, or a fenced zombie
+        rejoins the group). Should none follow within twice the session timeout while the group
+        still assigns the partition here, the task is rebuilt so that it cannot stall.
+        """
+        assert self.consumer is not None
+        patience = 2 * self.settings.session_timeout_ms / 1000
+        mine = {tp.partition for tp in self.consumer.assignment()}
+        due = [p for p, at in self.fenced.items() if time.monotonic() - at > patience]
+        if not due:
+            return
+        async with self.lock:
+            for p in due:
+                self.fenced.pop(p, None)
+            reclaim = sorted(p for p in due if p in mine and p not in self.tasks)
+            if reclaim:
+                log.warning("tasks %s: still assigned here after a fence; rebuilding", reclaim)
+                await self._recover(reclaim)
 
     async def _drop(self, partitions: list[int]) -> None:
         for p in partitions:
