@@ -10,12 +10,13 @@ import gc
 import io
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from services.settlement.fold import Fold
+from services.settlement.fold import DEFAULT_HORIZON, Fold
 from services.settlement.replay import replay
 from services.simulation.streams import Profile, generate
 
@@ -67,7 +68,7 @@ def throughput() -> None:
     def bare() -> int:
         loads = json.loads
         for line in io.BytesIO(data):
-            try:
+            try:  # noqa: SIM105 - contextlib.suppress per line would slow the baseline down
                 loads(line)
             except ValueError:
                 pass
@@ -82,8 +83,12 @@ def throughput() -> None:
     ours, records = best("croupier replay", croupier)
     print(f"{'':24}{'seconds':>10}{'events/s':>14}")
     print(f"{'bare json.loads':24}{base:>10.3f}{len(lines) / base:>14,.0f}")
-    print(f"{'croupier replay':24}{ours:>10.3f}{len(lines) / ours:>14,.0f}   ({records:,} records out)")
-    print(f"ratio croupier/bare: {base / ours:.2f} (>= 1.0 means the full settlement outruns the bare parse)")
+    print(
+        f"{'croupier replay':24}{ours:>10.3f}{len(lines) / ours:>14,.0f}   ({records:,} records out)"
+    )
+    print(
+        f"ratio croupier/bare: {base / ours:.2f} (>= 1.0 means the full settlement outruns the bare parse)"
+    )
 
 
 def _lines(data: bytes) -> Iterator[bytes]:
@@ -98,18 +103,17 @@ def rss_mib() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def memory() -> None:
-    """Resident memory while ROUNDS rounds (each with two bets and a redelivery) stream through."""
-    fold = Fold()
+def memory(horizon: int) -> list[tuple[int, float, int]]:
+    """Resident memory while ROUNDS rounds (two bets and a redelivery each) stream through."""
+    fold = Fold(horizon=horizon)
     at = "2026-11-29T12:00:00Z"
-    steps = 10
-    print(f"memory: {ROUNDS:,} rounds on 10 tables, horizon {fold.horizon} rounds per table")
-    print(f"{'rounds':>12}{'RSS MiB':>10}{'tables rounds kept':>20}")
-    start = time.perf_counter()
+    samples: list[tuple[int, float, int]] = []
     for n in range(ROUNDS):
         table = f"T{n % 10}"
         head = f'"v":1,"table_id":"{table}","round_id":"R{n}","at":"{at}"'
-        fold.feed("rounds", f'{{"type":"round.opened","event_id":"o{n}",{head},"game":"sicbo"}}'.encode())
+        fold.feed(
+            "rounds", f'{{"type":"round.opened","event_id":"o{n}",{head},"game":"sicbo"}}'.encode()
+        )
         for seq in (1, 2):
             bet = (
                 f'{{"type":"bet.placed","event_id":"b{n}-{seq}",{head},"bet_id":"B{n}-{seq}",'
@@ -117,19 +121,54 @@ def memory() -> None:
             ).encode()
             fold.feed("bets", bet)
         fold.feed("bets", bet)
-        fold.feed("rounds", f'{{"type":"round.betting_closed","event_id":"c{n}",{head},"last_seq":2}}'.encode())
-        fold.feed("rounds", f'{{"type":"round.result","event_id":"r{n}",{head},"dice":[1,2,{1 + n % 6}]}}'.encode())
-        if (n + 1) % (ROUNDS // steps) == 0:
+        fold.feed(
+            "rounds",
+            f'{{"type":"round.betting_closed","event_id":"c{n}",{head},"last_seq":2}}'.encode(),
+        )
+        fold.feed(
+            "rounds",
+            f'{{"type":"round.result","event_id":"r{n}",{head},"dice":[1,2,{1 + n % 6}]}}'.encode(),
+        )
+        if (n + 1) % (ROUNDS // 10) == 0:
             kept = sum(len(t.rounds) for t in fold.tables.values())
-            print(f"{n + 1:>12,}{rss_mib():>10.1f}{kept:>20,}", flush=True)
-    elapsed = time.perf_counter() - start
-    print(f"({ROUNDS * 6 / elapsed:,.0f} events/s while measuring memory)")
+            samples.append((n + 1, rss_mib(), kept))
+            print(
+                f"  horizon {horizon}: {n + 1:,} rounds, {samples[-1][1]:.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
+    return samples
+
+
+def memory_side_by_side() -> None:
+    """The bounded fold next to the same fold that never forgets, each in a process of its own."""
+    bounded = _in_process(DEFAULT_HORIZON)
+    unbounded = _in_process(10**12)
+    print(f"memory: {ROUNDS:,} rounds on 10 tables (2 bets and a redelivered bet each)")
+    print(
+        f"{'rounds':>12}{'RSS MiB, horizon ' + str(DEFAULT_HORIZON):>24}{'rounds kept':>14}{'RSS MiB, no horizon':>22}{'rounds kept':>14}"
+    )
+    for (n, rss, kept), (_, rss_all, kept_all) in zip(bounded, unbounded, strict=True):
+        print(f"{n:>12,}{rss:>24.1f}{kept:>14,}{rss_all:>22.1f}{kept_all:>14,}")
+
+
+def _in_process(horizon: int) -> list[tuple[int, float, int]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench.replay", "--memory", str(horizon)],
+        capture_output=True,
+        check=True,
+    )
+    sys.stderr.buffer.write(done.stderr)
+    return [tuple(row) for row in json.loads(done.stdout)]  # type: ignore[misc]
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--memory"]:
+        print(json.dumps(memory(int(sys.argv[2]))))
+        return
     throughput()
     print()
-    memory()
+    memory_side_by_side()
 
 
 if __name__ == "__main__":
