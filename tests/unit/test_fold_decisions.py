@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import uuid
-
 from schemas.records import Refund, Rejected, Settlement
 from services.settlement.fold import Fold
-from services.settlement.ids import NAMESPACE
 from tests.unit.builders import bet, bets, round_event, rounds, run, sicbo_round
 
 
@@ -18,7 +15,7 @@ def test_a_bet_read_before_the_result_settles_when_the_result_comes() -> None:
     assert records == [
         Settlement(
             v=1,
-            settlement_id=str(uuid.uuid5(NAMESPACE, "settlement:T1-R1-1")),
+            settlement_id="settlement:T1-R1-1",
             bet_id="T1-R1-1",
             round_id="R1",
             table_id="T1",
@@ -65,7 +62,7 @@ def test_a_cancelled_round_refunds_every_confirmed_bet_with_its_stake() -> None:
     assert records == [
         Refund(
             v=1,
-            refund_id=str(uuid.uuid5(NAMESPACE, "refund:T1-R1-1")),
+            refund_id="refund:T1-R1-1",
             bet_id="T1-R1-1",
             round_id="R1",
             table_id="T1",
@@ -77,7 +74,7 @@ def test_a_cancelled_round_refunds_every_confirmed_bet_with_its_stake() -> None:
         ),
         Refund(
             v=1,
-            refund_id=str(uuid.uuid5(NAMESPACE, "refund:T1-R1-2")),
+            refund_id="refund:T1-R1-2",
             bet_id="T1-R1-2",
             round_id="R1",
             table_id="T1",
