@@ -97,7 +97,7 @@ class Fold:
         """`feed_line` into a sink: the records of one replay line are appended to `out`."""
         try:
             event = read_event(raw)
-        except DecodeError:
+        except (DecodeError, RecursionError):
             topic, invalid = decode_event(raw)
             assert isinstance(invalid, Invalid)
             out.append(rejected(invalid, topic, raw))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
@@ -14,22 +15,33 @@ from services.settlement.fold import Fold
 def lines(paths: Iterable[str]) -> Iterator[bytes]:
     """Every non-blank line of the files, in order; `-` is standard input."""
     for path in paths:
-        if path == "-":
-            yield from _lines(sys.stdin.buffer)
-            continue
-        with open(path, "rb") as stream:
-            yield from _lines(stream)
-
-
-def _lines(stream: BinaryIO) -> Iterator[bytes]:
-    for line in stream:
-        line = line.rstrip(b"\r\n")
-        if line and not line.isspace():
-            yield line
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        try:
+            for line in stream:
+                line = line.rstrip(b"\r\n")
+                if line and not line.isspace():
+                    yield line
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
 
 
 def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = False) -> int:
-    """Fold every line, writing each record as one JSON line; returns the number of records."""
+    """Fold every line, writing each record as one JSON line; returns the number of records.
+
+    The fold keeps many small live objects and creates few cycles, so the cyclic garbage
+    collector's young generation is collected less often while it runs (10% of replay time
+    otherwise, measured by `make bench`); the previous thresholds are restored after.
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(_YOUNG, *thresholds[1:])
+    try:
+        return _replay(source, out, fold, stats)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool) -> int:
     written = 0
     records: list[Record] = []
     chunk = bytearray()
@@ -58,3 +70,5 @@ def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = Fal
 _RECORDS = 64
 """Records encoded at once: few enough to be freed before the garbage collector looks at them."""
 _CHUNK = 1 << 20
+_YOUNG = 50_000
+"""Allocations between two collections of the youngest generation during a replay."""
