@@ -230,6 +230,10 @@ class Feeder:
         self.errors: list[str] = []
         self.sent: list[tuple[str, bytes]] = []
         self.stopped = threading.Event()
+        self.gate = threading.Event()
+        self.gate.set()
+        self.lock = threading.Lock()
+        self.held = 0.0
         self.thread = threading.Thread(target=self._run, name="feeder", daemon=True)
 
     def start(self) -> Feeder:
@@ -248,15 +252,38 @@ class Feeder:
         future.add_errback(lambda error: self.errors.append(repr(error)))
         self.sent.append((kind, raw))
 
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Hold the background sends until the workers caught up: only what the caller publishes
+        meanwhile is being settled, so the first record written after it is one of its own."""
+        self.gate.clear()
+        held = time.monotonic()
+        with self.lock:
+            self.producer.flush(timeout=180)
+        wait_caught_up(self.settings)
+        try:
+            yield
+        finally:
+            self.held += time.monotonic() - held
+            self.gate.set()
+
     def _run(self) -> None:
         started = time.monotonic()
         for n, (kind, raw) in enumerate(self.messages):
             if self.stopped.is_set():
                 return
-            ahead = started + n / self.rate - time.monotonic()
+            ahead = started + self.held + n / self.rate - time.monotonic()
             if ahead > 0:
                 time.sleep(ahead)
+            while not self._send_unless_held(kind, raw):
+                self.gate.wait()
+
+    def _send_unless_held(self, kind: str, raw: bytes) -> bool:
+        with self.lock:
+            if not self.gate.is_set():
+                return False
             self._send(kind, raw)
+            return True
 
     def finish(self, timeout: float = 300.0) -> None:
         """Wait until every message is sent and acknowledged; fail on any lost send."""

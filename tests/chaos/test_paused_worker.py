@@ -41,13 +41,14 @@ def test_a_worker_paused_past_its_session_is_fenced_and_writes_nothing_that_surv
         wait_committed(settings, partition)
         victim = workers.owner(partition)
         marks = Watermarks(settings, settings.topic_settlements)
-        before = marks.total()
-        feeder.publish(result)
-        marks.wait_above(before)
+        with feeder.quiet():
+            before = marks.total()
+            feeder.publish(result)
+            marks.wait_above(before)
+            victim.signal(signal.SIGSTOP)
+            victim.paused = True
+            paused = time.monotonic()
         marks.close()
-        victim.signal(signal.SIGSTOP)
-        victim.paused = True
-        paused = time.monotonic()
         say(f"pause: {victim.name} stopped while settling its {BIG}-bet round")
         heir = workers.owner(partition, timeout=90)
         taken = time.monotonic() - paused

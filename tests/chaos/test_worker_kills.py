@@ -41,17 +41,20 @@ def kill_while_settling(
     owner = workers.owner(partition)
     marks = Watermarks(workers.settings, workers.settings.topic_settlements)
     try:
-        before = marks.total()
-        feeder.publish(result)
         if targeted:
-            delay = marks.wait_above(before)
+            with feeder.quiet():
+                before = marks.total()
+                feeder.publish(result)
+                delay = marks.wait_above(before)
+                workers.kill(owner)
         else:
+            feeder.publish(result)
             delay = rng.uniform(0.05, 0.6)
             time.sleep(delay)
+            if owner.alive():
+                workers.kill(owner)
     finally:
         marks.close()
-    if owner.alive():
-        workers.kill(owner)
     workers.keep(2)
     how = "at its first settlement" if targeted else "at random"
     say(
