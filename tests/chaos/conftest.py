@@ -20,7 +20,7 @@ from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
 from tests.chaos.audit import FIGURES
-from tests.chaos.cluster import SEED, say
+from tests.chaos.cluster import LOGS, SEED, say
 from tests.kafka import ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -80,6 +80,8 @@ def broker() -> Iterator[Broker]:
         "PYTHON": sys.executable,
     }
     say(f"starting the suite's own broker on 127.0.0.1:{port} (seed {SEED})")
+    for old in LOGS.glob("*.log"):  # the previous run's worker logs; figures.txt is kept
+        old.unlink()
     _script("down.sh", env, "--wipe")
     _script("up.sh", env)
     bootstrap = f"127.0.0.1:{port}"
