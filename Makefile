@@ -87,3 +87,6 @@ browser: ## install headless Chromium and chromedriver from Debian (idempotent, 
 
 test-e2e: $(STAMP) broker browser ## the board page in headless Chromium, updated live (screenshots in test-output/)
 	$(BIN)/pytest -q tests/e2e
+
+chaos: $(STAMP) ## fault suite on its own broker (127.0.0.1:19092): kill -9, rebalances, pause, broker crash, bad input; then verify
+	$(BIN)/pytest -q tests/chaos
