@@ -112,7 +112,9 @@ def diagnose(
     if version is None:
         return Invalid(reason="invalid_field", detail="v: missing required field")
     if not isinstance(version, int) or isinstance(version, bool):
-        return Invalid(reason="invalid_field", detail=f"v: expected an integer, got {_kind(version)}")
+        return Invalid(
+            reason="invalid_field", detail=f"v: expected an integer, got {_kind(version)}"
+        )
     if version != 1:
         return Invalid(
             reason="unsupported_version", detail=f"v {version} is not supported (this reads v 1)"
@@ -125,7 +127,9 @@ def diagnose(
         return Invalid(reason="invalid_field", detail=_field_detail(str(error)))
     except msgspec.DecodeError as error:  # pragma: no cover - the generic decode accepted it
         return Invalid(reason="malformed", detail=str(error))
-    return Invalid(reason="invalid_field", detail="input did not match its schema")  # pragma: no cover
+    return Invalid(
+        reason="invalid_field", detail="input did not match its schema"
+    )  # pragma: no cover
 
 
 def rejected(invalid: Invalid, topic: str, raw: bytes) -> Rejected:

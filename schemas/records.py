@@ -22,7 +22,12 @@ Result = Literal["win", "lose", "push"]
 
 
 class Settlement(
-    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="settlement", omit_defaults=True
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag_field="type",
+    tag="settlement",
+    omit_defaults=True,
 ):
     """A confirmed bet decided against its round's result; `payout` is what the wallet credits."""
 

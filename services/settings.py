@@ -37,8 +37,8 @@ class Settings(BaseSettings):
     session_timeout_ms: int = Field(
         default=10000,
         ge=1,
-        description="consumer group session timeout of a worker: how long a silent worker keeps its "
-        "partitions (the broker allows 6000 and up by default)",
+        description="consumer group session timeout of a worker: how long a silent worker keeps "
+        "its partitions (the broker allows 6000 and up by default)",
     )
     web_host: str = "127.0.0.1"
     web_port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")

@@ -108,13 +108,14 @@ def publish(settings: Settings, streams: Streams, seed: int = 0) -> None:
     topics = {"rounds": settings.topic_rounds, "bets": settings.topic_bets}
     try:
         for kind, raw in interleave(streams, random.Random(seed)):
-            producer.send(topics[kind], value=raw, key=_table_of(raw))
+            producer.send(topics[kind], value=raw, key=table_of(raw))
         producer.flush()
     finally:
         producer.close()
 
 
-def _table_of(raw: bytes) -> bytes | None:
+def table_of(raw: bytes) -> bytes | None:
+    """The key upstream gives a message: its table_id, or None when it has none."""
     try:
         value = msgspec.json.decode(raw)
     except msgspec.DecodeError:

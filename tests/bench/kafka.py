@@ -20,7 +20,6 @@ import time
 import uuid
 from pathlib import Path
 
-import msgspec
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
 
@@ -28,6 +27,7 @@ from services.audit.reader import committed_lag
 from services.settings import Settings
 from services.simulation.streams import CLEAN, Profile, generate
 from services.topics import ensure
+from tests.kafka import environment, isolated_settings, table_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
@@ -43,20 +43,7 @@ def say(text: str) -> None:
 
 
 def settings() -> Settings:
-    tag = f"bench{uuid.uuid4().hex[:8]}"
-    return Settings(
-        kafka_bootstrap=BOOTSTRAP,
-        partitions=PARTITIONS,
-        output_partitions=PARTITIONS,
-        group_id=f"{tag}-settlement",
-        transactional_prefix=f"{tag}-settlement",
-        topic_rounds=f"{tag}-rounds",
-        topic_bets=f"{tag}-bets",
-        topic_settlements=f"{tag}-settlements",
-        topic_refunds=f"{tag}-refunds",
-        topic_table_stats=f"{tag}-table-stats",
-        topic_rejected=f"{tag}-rejected",
-    )
+    return isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
 
 
 def preload(s: Settings) -> int:
@@ -72,20 +59,15 @@ def preload(s: Settings) -> int:
             seed, tables=PARTITIONS * 4, rounds=2, profile=profile, first_round=seed * 2
         )
         for raw in streams.rounds:
-            producer.send(s.topic_rounds, value=raw, key=_table(raw))
+            producer.send(s.topic_rounds, value=raw, key=table_of(raw))
         for raw in streams.bets:
-            producer.send(s.topic_bets, value=raw, key=_table(raw))
+            producer.send(s.topic_bets, value=raw, key=table_of(raw))
         bets += len(streams.bets)
         seed += 1
         say(f"  published {bets:,} bets")
     producer.flush()
     producer.close()
     return bets
-
-
-def _table(raw: bytes) -> bytes:
-    table: str = msgspec.json.decode(raw)["table_id"]
-    return table.encode()
 
 
 def rate(
@@ -132,13 +114,6 @@ def stop(processes: list[subprocess.Popen[bytes]]) -> None:
             p.kill()
 
 
-def worker_env(s: Settings) -> dict[str, str]:
-    env = dict(os.environ)
-    for name, value in s.model_dump().items():
-        env[f"CROUPIER_{name.upper()}"] = str(value)
-    return env
-
-
 def copy_topic(s: Settings, name: str) -> str:
     admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
     topic = f"{s.topic_bets}-{name}"
@@ -152,7 +127,7 @@ def throughput(s: Settings, bets: int, rounds: int) -> dict[str, float]:
     say("croupier workers ...")
     procs = [
         start(
-            ["-m", "services.cli", "worker", "--loglevel", "warning"], f"worker-{n}", worker_env(s)
+            ["-m", "services.cli", "worker", "--loglevel", "warning"], f"worker-{n}", environment(s)
         )
         for n in range(WORKERS)
     ]
@@ -186,7 +161,7 @@ async def _latency(s: Settings, firsts: list[float]) -> list[float]:
         start(
             ["-m", "services.cli", "worker", "--loglevel", "info"],
             f"latency-worker-{n}",
-            worker_env(s),
+            environment(s),
         )
         for n in range(WORKERS)
     ]

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
@@ -26,7 +25,7 @@ from kafka.partitioner.default import murmur2  # type: ignore[import-untyped]
 from services.audit.reader import committed_lag
 from services.settings import Settings
 from services.settlement.worker import free_port
-from tests.kafka import ROOT, environment
+from tests.kafka import ROOT, environment, table_of
 
 LOGS = ROOT / "test-output" / "chaos"
 
@@ -197,15 +196,6 @@ def cluster(settings: Settings, name: str) -> Iterator[Cluster]:
 def partition_of(key: bytes, partitions: int) -> int:
     """The partition the Java and kafka-python default partitioner gives a key."""
     return (murmur2(key) & 0x7FFFFFFF) % partitions
-
-
-def table_of(raw: bytes) -> bytes | None:
-    try:
-        value = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        return None
-    table = value.get("table_id") if isinstance(value, dict) else None
-    return table.encode() if isinstance(table, str) else None
 
 
 class Feeder:
