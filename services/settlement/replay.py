@@ -70,5 +70,5 @@ def _replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool) -> 
 _RECORDS = 64
 """Records encoded at once: few enough to be freed before the garbage collector looks at them."""
 _CHUNK = 1 << 20
-_YOUNG = 50_000
+_YOUNG = 1_000_000
 """Allocations between two collections of the youngest generation during a replay."""
