@@ -23,6 +23,7 @@ from aiokafka.abc import ConsumerRebalanceListener  # type: ignore[import-untype
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor  # type: ignore[import-untyped]
 from aiokafka.errors import KafkaError, ProducerFenced  # type: ignore[import-untyped]
 from aiokafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
+from kafka import errors as kafka_errors  # type: ignore[import-untyped]
 
 from schemas.codec import encode
 from schemas.records import Record, Refund, Rejected, Settlement, TableStats
@@ -64,7 +65,7 @@ class Engine:
     async def run(self) -> None:
         """Process until stop() is called; every failure of a task is recovered in place."""
         s = self.settings
-        problems = await asyncio.to_thread(ensure, s, io.StringIO())
+        problems = await self._ensure_topics()
         if problems:
             raise RuntimeError("; ".join(problems))
         self.consumer = AIOKafkaConsumer(
@@ -96,10 +97,31 @@ class Engine:
                 await self._drop(list(self.tasks))
             await self.consumer.stop()
 
+    async def _ensure_topics(self) -> list[str]:
+        """Create or check the topics; a broker not answering yet is waited for, not fatal."""
+        while True:
+            try:
+                return await asyncio.to_thread(ensure, self.settings, io.StringIO())
+            except (KafkaError, kafka_errors.KafkaError, OSError) as error:
+                if self.stopping.is_set():
+                    raise
+                log.warning("topics: broker not reachable (%r); retrying in 1 s", error)
+                await asyncio.sleep(1)
+
     def stop(self) -> None:
         self.stopping.set()
 
     async def _partition_counts(self) -> None:
+        while True:
+            try:
+                return await self._count_partitions()
+            except (KafkaError, OSError) as error:
+                if self.stopping.is_set():
+                    raise
+                log.warning("output partitions: broker not reachable (%r); retrying in 1 s", error)
+                await asyncio.sleep(1)
+
+    async def _count_partitions(self) -> None:
         producer = AIOKafkaProducer(bootstrap_servers=self.settings.kafka_bootstrap)
         await producer.start()
         try:
