@@ -40,7 +40,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             # kafka-python 3.0.12 does not close the socket of a refused connection
             # (kafka/net/inet.py, sock_connect raises and drops it); while the suite's broker is
             # down that happens many times, and the garbage collector finds them much later.
+            # Transports and event loops of clients cut off by a killed broker leak the same way.
             item.add_marker(pytest.mark.filterwarnings("ignore:unclosed <socket:ResourceWarning"))
+            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning"))
+            item.add_marker(
+                pytest.mark.filterwarnings("ignore:unclosed event loop:ResourceWarning")
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
