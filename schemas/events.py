@@ -31,7 +31,7 @@ else:  # every three-capital-letter code, checked by msgspec in C (a pattern cos
 Reason = Annotated[str, msgspec.Meta(max_length=4096)]
 
 
-class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
     """Fields every event has (and `at`, kept verbatim by round events)."""
 
     v: Version
@@ -103,7 +103,7 @@ class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
     player_id: Id
     seq: Annotated[int, msgspec.Meta(ge=1)]
     kind: Annotated[str, msgspec.Meta(max_length=64)]
-    pick: list[int] = []
+    pick: tuple[int, ...] = ()
     stake: Stake
     currency: Currency
 

@@ -28,6 +28,7 @@ class Settlement(
     tag_field="type",
     tag="settlement",
     omit_defaults=True,
+    gc=False,
 ):
     """A confirmed bet decided against its round's result; `payout` is what the wallet credits."""
 
@@ -39,7 +40,7 @@ class Settlement(
     player_id: str
     game: str
     kind: str
-    pick: list[int]
+    pick: tuple[int, ...]
     stake: int
     currency: str
     result: Result
@@ -49,7 +50,7 @@ class Settlement(
     at: str
 
 
-class Refund(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="refund"):
+class Refund(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="refund", gc=False):
     """A bet whose stake goes back to the player: cancelled round, late or invalid bet."""
 
     v: int
@@ -64,7 +65,9 @@ class Refund(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="r
     at: str
 
 
-class Rejected(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="rejected"):
+class Rejected(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="rejected", gc=False
+):
     """An input croupier could not accept, verbatim, with the reason."""
 
     v: int
@@ -74,7 +77,7 @@ class Rejected(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=
     raw: str
 
 
-class StatRound(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class StatRound(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """One round on the statistics board."""
 
     round_id: str

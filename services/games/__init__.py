@@ -3,7 +3,7 @@ credit it with `payout`; `par` has the probability accounting report."""
 
 from .model import Dice, Discs, Outcome, Pick, Verdict, Wager, payout
 from .outcomes import GAMES, outcomes
-from .paytable import verdict, wager, wagers
+from .paytable import Odds, odds_board, verdict, wager, wagers
 from .report import render_json, render_text
 from .sheet import ParSheet, par_sheet
 
@@ -11,11 +11,13 @@ __all__ = [
     "GAMES",
     "Dice",
     "Discs",
+    "Odds",
     "Outcome",
     "ParSheet",
     "Pick",
     "Verdict",
     "Wager",
+    "odds_board",
     "outcomes",
     "par_sheet",
     "payout",

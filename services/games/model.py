@@ -6,12 +6,13 @@ Dice = tuple[int, int, int]
 Discs = tuple[str, str, str, str]
 Outcome = Dice | Discs
 Pick = tuple[int, ...]
+Result = Literal["win", "lose", "push"]
 
 
 class Verdict(NamedTuple):
     """A decided bet: a win pays odds num:den on top of the stake."""
 
-    result: Literal["win", "lose", "push"]
+    result: Result
     num: int = 0
     den: int = 1
 

@@ -2,10 +2,10 @@
 
 from collections.abc import Callable, Mapping, Sequence
 from itertools import permutations
-from typing import NamedTuple
+from typing import NamedTuple, assert_never
 
 from . import sicbo, thai_hilo, xocdia
-from .model import Outcome, Pick, Verdict, Wager
+from .model import Outcome, Pick, Result, Verdict, Wager
 from .outcomes import GAMES, canonical, outcomes
 
 
@@ -37,6 +37,13 @@ _ACCEPTED: Mapping[tuple[str, str, Pick], Wager] = {
 """Every pick a bet may carry, in every order it may come in, to its canonical wager."""
 _MEMO: dict[Wager, dict[Outcome, Verdict]] = {}
 
+Odds = tuple[Result, int, int]
+"""A verdict as (result, num, den) such that every result pays `stake + stake * num // den`.
+
+A win keeps its odds, a push is (push, 0, 1) and a loss (lose, -1, 1): one expression, exact.
+"""
+_BOARDS: dict[tuple[str, Outcome], Mapping[tuple[str, Pick], Odds]] = {}
+
 
 def wager(game: str, kind: str, pick: Sequence[int]) -> Wager | None:
     """The canonical wager, or None when kind or pick does not exist for the game (invalid_bet)."""
@@ -64,6 +71,41 @@ def verdict(w: Wager, outcome: Outcome) -> Verdict:
         return _MEMO[w][outcome]
     except (KeyError, TypeError):
         return _verdict_on_miss(w, outcome)
+
+
+def odds_board(game: str, outcome: Outcome) -> Mapping[tuple[str, Pick], Odds]:
+    """The odds of every (kind, pick) a bet of the game may carry, on one outcome, built once.
+
+    A pair absent from it is not a wager of the game (invalid_bet). Picks are looked up in the
+    order the bet carries them, so a settlement costs one lookup, whatever the wager.
+    """
+    key = (game, outcome)
+    board = _BOARDS.get(key)
+    if board is None:
+        board = _BOARDS.setdefault(key, _odds_board(game, outcome))
+    return board
+
+
+def _odds_board(game: str, outcome: Outcome) -> dict[tuple[str, Pick], Odds]:
+    if game not in RULES:
+        raise ValueError(f"unknown game {game!r}: expected one of {', '.join(GAMES)}")
+    board: dict[tuple[str, Pick], Odds] = {}
+    for (of, kind, pick), w in _ACCEPTED.items():
+        if of == game:
+            board[kind, pick] = _as_odds(verdict(w, outcome))
+    return board
+
+
+def _as_odds(v: Verdict) -> Odds:
+    match v.result:
+        case "win":
+            return ("win", v.num, v.den)
+        case "push":
+            return ("push", 0, 1)
+        case "lose":
+            return ("lose", -1, 1)
+        case _:
+            assert_never(v.result)
 
 
 def _verdict_on_miss(w: Wager, outcome: Outcome) -> Verdict:

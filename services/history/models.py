@@ -169,7 +169,7 @@ def bet_out(bet: Bet, rnd: Round | None) -> BetOut:
         game=settled.game if settled else (rnd.game if rnd else None),
         seq=bet.seq,
         kind=bet.kind,
-        pick=bet.pick,
+        pick=None if bet.pick is None else list(bet.pick),
         stake=bet.stake,
         currency=bet.currency,
         placed_at=bet.placed_at,

@@ -92,7 +92,7 @@ class Bet:
         self.round_id = round_id
         self.seq: int | None = None
         self.kind: str | None = None
-        self.pick: list[int] | None = None
+        self.pick: tuple[int, ...] | None = None
         self.stake = 0
         self.currency = ""
         self.placed_at: str | None = None

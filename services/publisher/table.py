@@ -225,7 +225,7 @@ class RoundBuilder:
             player_id=player_id,
             seq=seq,
             kind=kind,
-            pick=list(pick),
+            pick=tuple(pick),
             stake=stake,
             currency=currency,
         )

@@ -7,7 +7,6 @@ feed it the raw messages they read, and write out exactly the records it returns
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Final
 
 from msgspec import DecodeError
@@ -44,16 +43,17 @@ from schemas.records import (
 )
 from services import games
 from services.settlement.ids import refund_id, settlement_id
-from services.settlement.rounds import FINAL, Fingerprint, Round, Table, fingerprint
+from services.settlement.rounds import (
+    FINAL,
+    Fingerprint,
+    Round,
+    Table,
+    fingerprint,
+)
 from services.statistics.board import Board
 
 DEFAULT_HORIZON: Final = 200
 """Decided rounds per table whose redeliveries are still recognised (see docs/DECISIONS.md)."""
-
-
-@lru_cache(maxsize=8192)
-def _wager(game: str, kind: str, pick: tuple[int, ...]) -> games.Wager | None:
-    return games.wager(game, kind, pick)
 
 
 Kept = bytes | Fingerprint
@@ -147,7 +147,7 @@ class Fold:
             rnd.ordinal = table.opened
             table.opened += 1
             rnd.phase = "open"
-            if rnd.bets:
+            if rnd.bet_ids:
                 table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
             rnd.event_ids.add(event.event_id)
             return
@@ -162,6 +162,7 @@ class Fold:
         rnd.fate_at = event.at
         if rnd.phase == "result":
             rnd.settlement = _settlement(table.table_id, rnd)
+            rnd.odds = games.odds_board(rnd.game, rnd.outcome)
             self._board(table, rnd)
         out.extend([_decide(rnd, bet) for bet in rnd.waiting])
         self.pending -= len(rnd.waiting)
@@ -174,24 +175,21 @@ class Fold:
 
         Keeping the line costs nothing on the way in; a repeat decodes it again (rare).
         """
-        table_id = bet.table_id
-        table = self.tables.get(table_id)
+        table = self.tables.get(bet.table_id)
         if table is None:
-            table = self._table(table_id)
+            table = self._table(bet.table_id)
         bet_id = bet.bet_id
-        bet_rounds = table.bet_rounds
-        known = bet_rounds.get(bet_id)
-        if known is not None:
-            first = _fingerprint(table.rounds[known].bets[bet_id])
+        bets = table.bets
+        if bet_id in bets:
+            first = _fingerprint(bets[bet_id])
             again = fingerprint(bet)
             if first != again:
                 out.append(_conflict(raw, bet_id, first, again))
             return
         round_id = bet.round_id
-        rounds = table.rounds
-        rnd = rounds.get(round_id)
+        rnd = table.rounds.get(round_id)
         if rnd is None:
-            rnd = rounds[round_id] = Round(round_id)
+            rnd = table.rounds[round_id] = Round(round_id)
         seq = bet.seq
         other = rnd.seqs.setdefault(seq, bet_id)
         if other is not bet_id:  # bet_id is new to the table, so no round holds it yet
@@ -204,8 +202,8 @@ class Fold:
                 )
             )
             return
-        rnd.bets[bet_id] = kept
-        bet_rounds[bet_id] = round_id
+        bets[bet_id] = kept
+        rnd.bet_ids.append(bet_id)
         if rnd.ordinal > table.bet_frontier:
             table.bet_frontier = rnd.ordinal
         if rnd.phase in FINAL:
@@ -234,25 +232,28 @@ class Fold:
                 return
             table.decided.popleft()
             del table.rounds[rnd.round_id]
-            for bet_id in rnd.bets:
-                del table.bet_rounds[bet_id]
+            bets = table.bets
+            for bet_id in rnd.bet_ids:
+                del bets[bet_id]
 
 
 def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
     """The first row of the contract's decision table that applies.
 
-    A round's settlements share the round's part, built once with its result.
+    A round's settlements share the round's part and the odds of every wager on its result,
+    both set with the result.
     """
-    if rnd.phase == "cancelled":
+    settlement = rnd.settlement
+    if settlement is None:
         return _refund(rnd, bet, "round_cancelled")
     if bet.seq > rnd.last_seq:
         return _refund(rnd, bet, "late_bet")
-    wager = _wager(rnd.game, bet.kind, tuple(bet.pick))
-    if wager is None:
+    kind = bet.kind
+    pick = bet.pick
+    odds = rnd.odds.get((kind, pick))
+    if odds is None:
         return _refund(rnd, bet, "invalid_bet")
-    verdict = games.verdict(wager, rnd.outcome)
-    settlement = rnd.settlement
-    assert settlement is not None  # set with the result
+    result, num, den = odds
     bet_id = bet.bet_id
     stake = bet.stake
     return replace(
@@ -260,12 +261,12 @@ def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
         settlement_id=settlement_id(bet_id),
         bet_id=bet_id,
         player_id=bet.player_id,
-        kind=bet.kind,
-        pick=bet.pick,
+        kind=kind,
+        pick=pick,
         stake=stake,
         currency=bet.currency,
-        result=verdict.result,
-        payout=games.payout(stake, verdict),
+        result=result,
+        payout=stake + stake * num // den,
     )
 
 
@@ -280,7 +281,7 @@ def _settlement(table_id: str, rnd: Round) -> Settlement:
         player_id="",
         game=rnd.game,
         kind="",
-        pick=[],
+        pick=(),
         stake=0,
         currency="",
         result="lose",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from typing import Final, Literal
 
 from schemas.events import BetPlaced, Dice, Discs
 from schemas.records import Settlement
+from services.games import Odds, Pick
 from services.statistics.board import Board
 
 Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
@@ -23,7 +25,7 @@ def fingerprint(bet: BetPlaced) -> Fingerprint:
         bet.player_id,
         bet.seq,
         bet.kind,
-        tuple(bet.pick),
+        bet.pick,
         bet.stake,
         bet.currency,
     )
@@ -33,13 +35,14 @@ class Round:
     """One round: its life-cycle state, the bets read for it, and those still waiting."""
 
     __slots__ = (
-        "bets",
+        "bet_ids",
         "dice",
         "discs",
         "event_ids",
         "fate_at",
         "game",
         "last_seq",
+        "odds",
         "ordinal",
         "outcome",
         "phase",
@@ -62,21 +65,22 @@ class Round:
         self.discs: Discs | None = None
         self.outcome: Dice | Discs = ()  # type: ignore[assignment]  # set with the result
         self.fate_at = ""
-        self.bets: dict[str, bytes | Fingerprint] = {}  # the line it was read from, or this
+        self.bet_ids: list[str] = []  # every bet read for it, to forget them with it
         self.seqs: dict[int, str] = {}
         self.waiting: list[BetPlaced] = []
         self.settlement: Settlement | None = None  # what its settlements share, set with the result
+        self.odds: Mapping[tuple[str, Pick], Odds] = {}  # every wager's odds, set with the result
 
 
 class Table:
     """Everything the fold knows of one table; tables never share state (one partition each)."""
 
-    __slots__ = ("bet_frontier", "bet_rounds", "board", "decided", "opened", "rounds", "table_id")
+    __slots__ = ("bet_frontier", "bets", "board", "decided", "opened", "rounds", "table_id")
 
     def __init__(self, table_id: str) -> None:
         self.table_id = table_id
         self.rounds: dict[str, Round] = {}
-        self.bet_rounds: dict[str, str] = {}
+        self.bets: dict[str, bytes | Fingerprint] = {}  # each bet's line, or its fingerprint
         self.opened = 0
         self.decided: deque[str] = deque()
         self.bet_frontier = -1

@@ -22,7 +22,7 @@ SICBO_WIN = Settlement(
     player_id="alice",
     game="sicbo",
     kind="single",
-    pick=[4],
+    pick=(4,),
     stake=250,
     currency="EUR",
     result="win",
@@ -45,7 +45,7 @@ XOCDIA_PUSH = Settlement(
     player_id="bob",
     game="xocdia",
     kind="big",
-    pick=[],
+    pick=(),
     stake=1000,
     currency="VND",
     result="push",
@@ -202,7 +202,7 @@ def test_a_settlement_carries_only_the_outcome_its_game_has() -> None:
 
 
 def test_a_losing_settlement_keeps_a_payout_of_zero_and_an_empty_pick() -> None:
-    lost = msgspec.structs.replace(SICBO_WIN, result="lose", payout=0, kind="big", pick=[])
+    lost = msgspec.structs.replace(SICBO_WIN, result="lose", payout=0, kind="big", pick=())
     decoded = json.loads(encode(lost))
     assert decoded["payout"] == 0
     assert decoded["pick"] == []

@@ -175,7 +175,7 @@ EXAMPLES: list[tuple[dict[str, Any], Event]] = [
             player_id="alice",
             seq=1,
             kind="single",
-            pick=[4],
+            pick=(4,),
             stake=250,
             currency="EUR",
         ),
@@ -203,7 +203,7 @@ EXAMPLES: list[tuple[dict[str, Any], Event]] = [
             player_id="alice",
             seq=1,
             kind="single",
-            pick=[4],
+            pick=(4,),
             stake=250,
             currency="EUR",
         ),
@@ -220,7 +220,7 @@ EXAMPLES: list[tuple[dict[str, Any], Event]] = [
             player_id="alice",
             seq=10**6,
             kind="big",
-            pick=[],
+            pick=(),
             stake=2**53 - 1,
             currency="THB",
         ),
@@ -694,7 +694,7 @@ def test_an_absent_pick_decodes_as_an_empty_pick() -> None:
     absent = decode_bet(encoded(without(BET, "pick") | {"kind": "big"}))
     empty = decode_bet(encoded(BET | {"pick": [], "kind": "big"}))
     assert isinstance(absent, BetPlaced)
-    assert absent.pick == []
+    assert absent.pick == ()
     assert absent == empty
 
 
@@ -707,7 +707,7 @@ def test_a_pick_that_is_not_valid_for_the_game_is_still_a_well_formed_bet() -> N
     body = BET | {"kind": "no_such_kind", "pick": [99, -1]}
     decoded = decode_bet(encoded(body))
     assert isinstance(decoded, BetPlaced)
-    assert decoded.pick == [99, -1]
+    assert decoded.pick == (99, -1)
 
 
 def test_the_decoders_accept_whitespace_around_the_event() -> None:

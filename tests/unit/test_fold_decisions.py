@@ -22,7 +22,7 @@ def test_a_bet_read_before_the_result_settles_when_the_result_comes() -> None:
             player_id="alice",
             game="sicbo",
             kind="big",
-            pick=[],
+            pick=(),
             stake=100,
             currency="EUR",
             result="win",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.games import GAMES, Wager, outcomes, verdict, wager, wagers
+from services.games import GAMES, Wager, odds_board, outcomes, payout, verdict, wager, wagers
 
 
 @pytest.mark.parametrize(
@@ -203,3 +203,44 @@ def test_verdict_is_memoized_per_canonical_outcome() -> None:
     w = wager("thai-hilo", "seq_123", [])
     assert w is not None
     assert verdict(w, (1, 2, 3)) is verdict(w, (3, 2, 1))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_odds_board_pays_what_the_verdict_pays_for_every_pick_outcome_and_awkward_stake(
+    game: str,
+) -> None:
+    stakes = (1, 3, 7, 19, 99, 101, 2**53 - 1)
+    for outcome in outcomes(game):
+        board = odds_board(game, outcome)
+        assert len(board) == len(accepted_picks(game))
+        for kind, pick in accepted_picks(game):
+            found = wager(game, kind, pick)
+            assert found is not None
+            expected = verdict(found, outcome)
+            result, num, den = board[kind, pick]
+            assert result == expected.result
+            for stake in stakes:
+                assert stake + stake * num // den == payout(stake, expected)
+
+
+def test_the_odds_board_has_no_pick_that_is_not_a_wager() -> None:
+    board = odds_board("sicbo", (1, 2, 3))
+    assert ("single", (4,)) in board
+    assert ("single", (7,)) not in board
+    assert ("double_and_single", (3, 1)) in board
+    assert ("total", (3,)) not in board  # totals 4 to 17 only
+    assert ("single", (4, 4)) not in board
+
+
+def test_the_odds_board_of_an_unknown_game_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown game"):
+        odds_board("roulette", (1, 2, 3))
+
+
+def accepted_picks(game: str) -> set[tuple[str, tuple[int, ...]]]:
+    """Every (kind, pick) of the game in every order a bet may carry it."""
+    return {
+        (w.kind, order)
+        for w in wagers(game)
+        for order in (set(permutations(w.pick)) if w.kind != "double_and_single" else [w.pick])
+    }
