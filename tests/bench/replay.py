@@ -1,7 +1,7 @@
 """`make bench`: replay throughput next to a bare `json.loads` of the same file, and memory.
 
-Both sides run in this one process, on the same file, one after the other, best of several
-repeats each, so the ratio is comparable even on a noisy machine.
+Both sides run in this one process, on the same file, taking turns, best of several repeats each,
+so the ratio is comparable even on a noisy machine.
 """
 
 from __future__ import annotations
@@ -46,25 +46,35 @@ def stream_file() -> Path:
     return path
 
 
-def best(label: str, work: Callable[[], int]) -> tuple[float, int]:
-    """The fastest of REPEATS runs, in seconds, and what the work counted."""
-    times = []
-    count = 0
+def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[float, int]]:
+    """The fastest of REPEATS runs of each work, in seconds, and what it counted.
+
+    The works take turns (one run of each, then again), so a machine slowing down or speeding up
+    in the middle of the benchmark weighs on both sides alike.
+    """
+    times: dict[str, list[float]] = {label: [] for label in runs}
+    counts: dict[str, int] = {}
     for n in range(REPEATS):
-        gc.collect()
-        start = time.perf_counter()
-        count = work()
-        times.append(time.perf_counter() - start)
-        print(f"  {label} run {n + 1}/{REPEATS}: {times[-1]:.3f} s", file=sys.stderr, flush=True)
-    return min(times), count
+        for label, work in runs.items():
+            gc.collect()
+            start = time.perf_counter()
+            counts[label] = work()
+            times[label].append(time.perf_counter() - start)
+            print(
+                f"  {label} run {n + 1}/{REPEATS}: {times[label][-1]:.3f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    return {label: (min(times[label]), counts[label]) for label in runs}
 
 
 def throughput() -> None:
     path = stream_file()
-    data = path.read_bytes()
-    lines = data.splitlines()
+    with open(path, "rb") as stream:
+        events = sum(1 for line in stream if line.strip())
     print(
-        f"stream: {path} ({len(lines):,} events, {len(data) / 1e6:.1f} MB), both read from the file"
+        f"stream: {path} ({events:,} events, {path.stat().st_size / 1e6:.1f} MB), "
+        "both read from the file"
     )
 
     def bare() -> int:
@@ -75,18 +85,19 @@ def throughput() -> None:
                     loads(line)
                 except ValueError:
                     pass
-        return len(lines)
+        return events
 
     def croupier() -> int:
         with open(os.devnull, "wb") as sink:
             return replay(replay_lines([str(path)]), sink, Fold(), stats=True)
 
-    base, _ = best("json.loads", bare)
-    ours, records = best("croupier replay", croupier)
+    timed = best({"json.loads": bare, "croupier replay": croupier})
+    base, _ = timed["json.loads"]
+    ours, records = timed["croupier replay"]
     print(f"{'':24}{'seconds':>10}{'events/s':>14}")
-    print(f"{'bare json.loads':24}{base:>10.3f}{len(lines) / base:>14,.0f}")
+    print(f"{'bare json.loads':24}{base:>10.3f}{events / base:>14,.0f}")
     print(
-        f"{'croupier replay':24}{ours:>10.3f}{len(lines) / ours:>14,.0f}   ({records:,} records out)"
+        f"{'croupier replay':24}{ours:>10.3f}{events / ours:>14,.0f}   ({records:,} records out)"
     )
     print(
         f"ratio croupier/bare: {base / ours:.2f} (>= 1.0 means the full settlement outruns the bare parse)"
