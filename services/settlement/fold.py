@@ -42,7 +42,7 @@ from schemas.records import (
     TableStats,
 )
 from services import games
-from services.settlement.ids import refund_id, settlement_id
+from services.settlement.ids import SETTLEMENT, refund_id
 from services.settlement.rounds import (
     FINAL,
     Fingerprint,
@@ -147,7 +147,7 @@ class Fold:
             rnd.ordinal = table.opened
             table.opened += 1
             rnd.phase = "open"
-            if rnd.bet_ids:
+            if rnd.seqs:
                 table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
             rnd.event_ids.add(event.event_id)
             return
@@ -203,7 +203,6 @@ class Fold:
             )
             return
         bets[bet_id] = kept
-        rnd.bet_ids.append(bet_id)
         if rnd.ordinal > table.bet_frontier:
             table.bet_frontier = rnd.ordinal
         if rnd.phase in FINAL:
@@ -233,7 +232,7 @@ class Fold:
             table.decided.popleft()
             del table.rounds[rnd.round_id]
             bets = table.bets
-            for bet_id in rnd.bet_ids:
+            for bet_id in rnd.seqs.values():
                 del bets[bet_id]
 
 
@@ -258,7 +257,7 @@ def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
     stake = bet.stake
     return replace(
         settlement,
-        settlement_id=settlement_id(bet_id),
+        settlement_id=SETTLEMENT + bet_id,
         bet_id=bet_id,
         player_id=bet.player_id,
         kind=kind,

@@ -7,12 +7,17 @@ namespace, and an auditor reads off it the bet it decides. Wallets use it as the
 
 from __future__ import annotations
 
+from typing import Final
+
+SETTLEMENT: Final = "settlement:"
+REFUND: Final = "refund:"
+
 
 def settlement_id(bet_id: str) -> str:
     """The id wallets use as the idempotency key of a bet's settlement."""
-    return "settlement:" + bet_id
+    return SETTLEMENT + bet_id
 
 
 def refund_id(bet_id: str) -> str:
     """The id wallets use as the idempotency key of a bet's refund."""
-    return "refund:" + bet_id
+    return REFUND + bet_id

@@ -35,7 +35,6 @@ class Round:
     """One round: its life-cycle state, the bets read for it, and those still waiting."""
 
     __slots__ = (
-        "bet_ids",
         "dice",
         "discs",
         "event_ids",
@@ -65,8 +64,7 @@ class Round:
         self.discs: Discs | None = None
         self.outcome: Dice | Discs = ()  # type: ignore[assignment]  # set with the result
         self.fate_at = ""
-        self.bet_ids: list[str] = []  # every bet read for it, to forget them with it
-        self.seqs: dict[int, str] = {}
+        self.seqs: dict[int, str] = {}  # the bet of each seq: every bet read for it
         self.waiting: list[BetPlaced] = []
         self.settlement: Settlement | None = None  # what its settlements share, set with the result
         self.odds: Mapping[tuple[str, Pick], Odds] = {}  # every wager's odds, set with the result
