@@ -17,13 +17,18 @@ def lines(paths: Iterable[str]) -> Iterator[bytes]:
     for path in paths:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         try:
-            for line in stream:
-                line = line.rstrip(b"\r\n")
-                if line and not line.isspace():
-                    yield line
+            yield from stream_lines(stream)
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
+
+
+def stream_lines(stream: Iterable[bytes]) -> Iterator[bytes]:
+    """Every non-blank line of a binary stream, without its line ending."""
+    for line in stream:
+        line = line.rstrip(b"\r\n")
+        if line and not line.isspace():
+            yield line
 
 
 def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = False) -> int:
