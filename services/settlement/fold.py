@@ -88,7 +88,10 @@ class Fold:
         return self.evolve(event, raw)
 
     def feed_line(self, raw: bytes) -> list[Record]:
-        """Like `feed`, for a message whose topic its `type` tells (a replay line)."""
+        """Like `feed`, for a message whose topic its `type` tells (a replay line).
+
+        A blank line (empty or only whitespace) is no message: it gives nothing.
+        """
         out: Sink = []
         self.read(raw, out)
         return out
@@ -98,6 +101,8 @@ class Fold:
         try:
             event = read_event(raw)
         except (DecodeError, RecursionError):
+            if not raw or raw.isspace():
+                return
             topic, invalid = decode_event(raw)
             assert isinstance(invalid, Invalid)
             out.append(rejected(invalid, topic, raw))

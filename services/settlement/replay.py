@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import io
 import sys
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import BinaryIO
 
 from schemas.codec import encode_lines
@@ -13,22 +15,40 @@ from services.settlement.fold import Fold
 
 
 def lines(paths: Iterable[str]) -> Iterator[bytes]:
-    """Every non-blank line of the files, in order; `-` is standard input."""
+    """Every line of the files, in order, without its line ending; `-` is standard input.
+
+    Blank lines come too (the fold reads them as nothing). The files are read a block at a time
+    and split in C, so that no Python code runs per line before the fold.
+    """
+    return chain.from_iterable(_blocks(paths))
+
+
+def split_lines(text: bytes) -> list[bytes]:
+    """The lines of a text, without their line endings (LF or CRLF)."""
+    if b"\r" in text:
+        return [line.rstrip(b"\r") for line in text.split(b"\n")]
+    return text.split(b"\n")
+
+
+def _blocks(paths: Iterable[str]) -> Iterator[list[bytes]]:
     for path in paths:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         try:
-            yield from stream_lines(stream)
+            # read1: what is there, up to a block, so that a pipe's lines are not held back
+            read = stream.read1 if isinstance(stream, io.BufferedIOBase) else stream.read
+            rest = b""
+            while data := read(_BLOCK):
+                end = data.rfind(b"\n")
+                if end < 0:
+                    rest += data
+                    continue
+                yield split_lines(rest + data[:end])
+                rest = data[end + 1 :]
+            if rest:
+                yield split_lines(rest)
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
-
-
-def stream_lines(stream: Iterable[bytes]) -> Iterator[bytes]:
-    """Every non-blank line of a binary stream, without its line ending."""
-    for line in stream:
-        line = line.rstrip(b"\r\n")
-        if line and not line.isspace():
-            yield line
 
 
 def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = False) -> int:
@@ -72,6 +92,8 @@ def _replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool) -> 
     return written
 
 
+_BLOCK = 1 << 20
+"""Bytes read from a file at once."""
 _RECORDS = 64
 """Records encoded at once: few enough to be freed before the garbage collector looks at them."""
 _CHUNK = 1 << 20

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from services.settlement.fold import DEFAULT_HORIZON, Fold
 from services.settlement.replay import lines as replay_lines
-from services.settlement.replay import replay, stream_lines
+from services.settlement.replay import replay, split_lines
 from services.simulation.streams import Profile, generate
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
@@ -138,7 +138,7 @@ def interleaved(path: Path) -> tuple[float, float]:
                     except ValueError:
                         pass
                 middle = time.perf_counter()
-                replay(stream_lines(io.BytesIO(block)), sink, fold)
+                replay(split_lines(block), sink, fold)
                 ours += time.perf_counter() - middle
                 base += middle - start
             start = time.perf_counter()
