@@ -636,6 +636,10 @@ BAD_TIMESTAMPS = [
     ),
     pytest.param(OPENED, "at", "2026-02-31T12:00:00Z", id="round-at-31-february"),
     pytest.param(BET, "at", "2026-02-31T12:00:00Z", id="bet-at-31-february"),
+    pytest.param(OPENED, "at", "2026-02-29T12:00:00Z", id="round-at-29-february-2026"),
+    pytest.param(OPENED, "at", "2100-02-29T12:00:00Z", id="round-at-29-february-2100"),
+    pytest.param(OPENED, "at", "2026-04-31T12:00:00Z", id="round-at-31-april"),
+    pytest.param(OPENED, "at", "2026-11-00T12:00:00Z", id="round-at-day-0"),
 ]
 
 
@@ -644,6 +648,23 @@ def test_a_timestamp_rfc_3339_does_not_allow_is_an_invalid_field_named_at(
     body: dict[str, Any], field: str, value: str
 ) -> None:
     assert_names(invalid(encoded(body | {field: value}), topic_of(body)), field)
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-01-31T12:00:00Z",
+        "2026-02-28T12:00:00Z",
+        "2028-02-29T12:00:00Z",
+        "2000-02-29T12:00:00Z",
+        "2026-04-30T12:00:00Z",
+        "2026-12-31T23:59:59.999+07:00",
+    ],
+)
+def test_the_last_day_of_each_month_is_a_valid_round_timestamp(at: str) -> None:
+    decoded = decode_round(encoded(OPENED | {"at": at}))
+    assert not isinstance(decoded, Invalid)
+    assert decoded.at == at
 
 
 @pytest.mark.parametrize("decode", DECODERS.values(), ids=DECODERS.keys())
