@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from schemas.events import (
     BetPlaced,
@@ -73,13 +73,8 @@ class RoundBuilder:
         """The betting period starts."""
         self._need(self.phase == "new", "round.opened")
         self.phase = "betting"
-        event_id, at = self._head()
         return RoundOpened(
-            v=1,
-            event_id=event_id,
-            table_id=self.table_id,
-            round_id=self.round_id,
-            at=at,
+            **self._envelope(),
             game=self.game,
         )
 
@@ -116,13 +111,8 @@ class RoundBuilder:
         self._need(self.phase == "betting" and not self.suspended, "round.betting_closed")
         self.phase = "closed"
         self.last_seq = self.seq
-        event_id, at = self._head()
         return BettingClosed(
-            v=1,
-            event_id=event_id,
-            table_id=self.table_id,
-            round_id=self.round_id,
-            at=at,
+            **self._envelope(),
             last_seq=self.last_seq,
         )
 
@@ -130,13 +120,8 @@ class RoundBuilder:
         """An unexpected problem: the dealer informs the supervisor."""
         self._need(self.phase in ("betting", "closed") and not self.suspended, "round.suspended")
         self.suspended = True
-        event_id, at = self._head()
         return RoundSuspended(
-            v=1,
-            event_id=event_id,
-            table_id=self.table_id,
-            round_id=self.round_id,
-            at=at,
+            **self._envelope(),
             reason=reason,
         )
 
@@ -144,21 +129,13 @@ class RoundBuilder:
         """The problem was solved quickly; the round goes on."""
         self._need(self.suspended and not self.final, "round.resumed")
         self.suspended = False
-        event_id, at = self._head()
-        return RoundResumed(
-            v=1, event_id=event_id, table_id=self.table_id, round_id=self.round_id, at=at
-        )
+        return RoundResumed(**self._envelope())
 
     def reshake(self, reason: str) -> RoundReshaken:
         """The dice or discs are shaken again; bets stand."""
         self._need(self.phase == "closed", "round.reshaken")
-        event_id, at = self._head()
         return RoundReshaken(
-            v=1,
-            event_id=event_id,
-            table_id=self.table_id,
-            round_id=self.round_id,
-            at=at,
+            **self._envelope(),
             reason=reason,
         )
 
@@ -175,13 +152,8 @@ class RoundBuilder:
                 raise ValueError("a xocdia result needs discs (4 of red/white) and no dice")
         elif dice is None or discs is not None:
             raise ValueError(f"a {self.game} result needs dice (3 faces) and no discs")
-        event_id, at = self._head()
         event = RoundResult(
-            v=1,
-            event_id=event_id,
-            table_id=self.table_id,
-            round_id=self.round_id,
-            at=at,
+            **self._envelope(),
             dice=dice,
             discs=discs,  # type: ignore[arg-type]  # values are checked on publishing
         )
@@ -193,13 +165,8 @@ class RoundBuilder:
         self._need(self.phase in ("betting", "closed"), "round.cancelled")
         self.phase = "cancelled"
         self.suspended = False
-        event_id, at = self._head()
         return RoundCancelled(
-            v=1,
-            event_id=event_id,
-            table_id=self.table_id,
-            round_id=self.round_id,
-            at=at,
+            **self._envelope(),
             reason=reason,
         )
 
@@ -249,8 +216,15 @@ class RoundBuilder:
         utc = instant.astimezone(UTC)
         return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
 
-    def _head(self) -> tuple[str, str]:
-        return self._event_id(), timestamp(self._now())
+    def _envelope(self) -> dict[str, Any]:
+        """The fields the next round event of this round carries whatever its type."""
+        return {
+            "v": 1,
+            "event_id": self._event_id(),
+            "table_id": self.table_id,
+            "round_id": self.round_id,
+            "at": timestamp(self._now()),
+        }
 
 
 class Table:

@@ -10,6 +10,7 @@ import gc
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from services.simulation.streams import Profile, generate
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
 ROUNDS = int(os.environ.get("CROUPIER_BENCH_ROUNDS", "1000000"))
-REPEATS = int(os.environ.get("CROUPIER_BENCH_REPEATS", "3"))
+REPEATS = int(os.environ.get("CROUPIER_BENCH_REPEATS", "5"))
 DATA = Path(os.environ.get("CROUPIER_BENCH_DIR", ".data/bench"))
 
 
@@ -47,8 +48,8 @@ def stream_file() -> Path:
     return path
 
 
-def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[float, int]]:
-    """The fastest of REPEATS runs of each work, in seconds, and what it counted.
+def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[list[float], int]]:
+    """The REPEATS run times of each work, in seconds, and what it counted.
 
     The works take turns (one run of each, then again), so a machine slowing down or speeding up
     in the middle of the benchmark weighs on both sides alike.
@@ -66,7 +67,7 @@ def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[float, int]]:
                 file=sys.stderr,
                 flush=True,
             )
-    return {label: (min(times[label]), counts[label]) for label in runs}
+    return {label: (times[label], counts[label]) for label in runs}
 
 
 def throughput() -> None:
@@ -93,14 +94,24 @@ def throughput() -> None:
             return replay(replay_lines([str(path)]), sink, Fold(), stats=True)
 
     timed = best({"json.loads": bare, "croupier replay": croupier})
-    base, _ = timed["json.loads"]
-    ours, records = timed["croupier replay"]
+    bases, _ = timed["json.loads"]
+    ourses, records = timed["croupier replay"]
     print("whole file, each side in turn, best of", REPEATS)
-    table(events, base, ours, records)
+    table(events, min(bases), min(ourses), records)
+    pairs = sorted(b / o for b, o in zip(bases, ourses, strict=True))
+    print(
+        f"ratio of each run to the bare run just before it: {', '.join(f'{r:.2f}' for r in pairs)}"
+        f" (median {statistics.median(pairs):.2f})"
+    )
     print()
-    base, ours = interleaved(path)
+    runs = interleaved(path)
     print(f"block by block: each 1 MiB block parsed bare, then replayed; sums, best of {REPEATS}")
-    table(events, base, ours, records)
+    table(events, min(b for b, _ in runs), min(o for _, o in runs), records)
+    pairs = sorted(b / o for b, o in runs)
+    print(
+        f"ratio of each run: {', '.join(f'{r:.2f}' for r in pairs)}"
+        f" (median {statistics.median(pairs):.2f})"
+    )
 
 
 def table(events: int, base: float, ours: float, records: int) -> None:
@@ -113,7 +124,7 @@ def table(events: int, base: float, ours: float, records: int) -> None:
     )
 
 
-def interleaved(path: Path) -> tuple[float, float]:
+def interleaved(path: Path) -> list[tuple[float, float]]:
     """Both sides over the same file, taking turns block by block: the machine's speed, which
     drifts by tens of percent over seconds here, weighs on both alike. The replay goes on with
     the same fold from block to block, as one replay of the whole file does."""
@@ -151,7 +162,7 @@ def interleaved(path: Path) -> tuple[float, float]:
             file=sys.stderr,
             flush=True,
         )
-    return min(b for b, _ in runs), min(o for _, o in runs)
+    return runs
 
 
 def rss_mib() -> float:
