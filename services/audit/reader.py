@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
+from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,8 +75,23 @@ def read_topic(
         consumer.close()
 
 
-def committed_lag(bootstrap: str, group: str, topics: list[str]) -> int:
-    """How many input messages the group has not committed yet (0 when it has caught up)."""
+def committed_lag(bootstrap: str, group: str, topics: list[str], wait: float = 30.0) -> int:
+    """How many input messages the group has not committed yet (0 when it has caught up).
+
+    A young broker elects the group coordinator on first use: errors Kafka calls retriable
+    (coordinator not available or loading) are retried for up to `wait` seconds.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return _committed_lag(bootstrap, group, topics)
+        except KafkaError as error:
+            if not error.retriable or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _committed_lag(bootstrap: str, group: str, topics: list[str]) -> int:
     from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
