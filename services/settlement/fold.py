@@ -21,6 +21,7 @@ from schemas.codec import (
     rejected,
 )
 from schemas.events import (
+    AnyEvent,
     BetPlaced,
     BettingClosed,
     RoundCancelled,
@@ -56,8 +57,6 @@ DEFAULT_HORIZON: Final = 200
 """Decided rounds per table whose redeliveries are still recognised (see docs/DECISIONS.md)."""
 
 
-Kept = bytes | Fingerprint
-"""What the fold keeps of a bet to judge a repeat: the line it was read from, or its fingerprint."""
 Sink = list[Record]
 """Where the fold appends the records an input produces, in the order to write them."""
 
@@ -80,7 +79,7 @@ class Fold:
             if isinstance(bet, Invalid):
                 return [rejected(bet, topic, raw)]
             out: Sink = []
-            self._place(bet, raw, raw, out)
+            self.read(raw, out, bet)
             return out
         event = decode_round(raw)
         if isinstance(event, Invalid):
@@ -96,21 +95,63 @@ class Fold:
         self.read(raw, out)
         return out
 
-    def read(self, raw: bytes, out: Sink) -> None:
-        """`feed_line` into a sink: the records of one replay line are appended to `out`."""
-        try:
-            event = read_event(raw)
-        except (DecodeError, RecursionError):
-            if not raw or raw.isspace():
+    def read(self, raw: bytes, out: Sink, event: AnyEvent | None = None) -> None:
+        """The records of one message appended to `out`: a replay line, whose `type` tells its
+        topic, or a message `feed` has decoded already (`event`).
+
+        This is the path every bet takes, written out in one function: a bet costs no call but
+        its decision's. A repeat is judged against the kept line of the first, decoded again
+        (rare); a bet of a decided round is decided at once, any other waits for its round.
+        """
+        if event is None:
+            try:
+                event = read_event(raw)
+            except (DecodeError, RecursionError):
+                if not raw or raw.isspace():
+                    return
+                topic, invalid = decode_event(raw)
+                assert isinstance(invalid, Invalid)
+                out.append(rejected(invalid, topic, raw))
                 return
-            topic, invalid = decode_event(raw)
-            assert isinstance(invalid, Invalid)
-            out.append(rejected(invalid, topic, raw))
+        if not isinstance(event, BetPlaced):
+            self._evolve(event, raw, out)
             return
-        if event.__class__ is BetPlaced:
-            self._place(event, raw, raw, out)
-        else:
-            self._evolve(event, raw, out)  # type: ignore[arg-type]  # every other event is a round's
+        bet = event
+        table = self.tables.get(bet.table_id)
+        if table is None:
+            table = self._table(bet.table_id)
+        bet_id = bet.bet_id
+        bets = table.bets
+        if bet_id in bets:
+            first = _fingerprint(bets[bet_id])
+            again = fingerprint(bet)
+            if first != again:
+                out.append(_conflict(raw, bet_id, first, again))
+            return
+        round_id = bet.round_id
+        rnd = table.rounds.get(round_id)
+        if rnd is None:
+            rnd = table.rounds[round_id] = Round(round_id)
+        seq = bet.seq
+        other = rnd.seqs.setdefault(seq, bet_id)
+        if other is not bet_id:  # bet_id is new to the table, so no round holds it yet
+            out.append(
+                _reject(
+                    raw,
+                    "bets",
+                    "duplicate_seq",
+                    f"seq {seq} of round {round_id!r} is already bet {other!r}; the first stands",
+                )
+            )
+            return
+        bets[bet_id] = raw
+        if rnd.ordinal > table.bet_frontier:
+            table.bet_frontier = rnd.ordinal
+        if rnd.phase in FINAL:
+            out.append(_decide(rnd, bet))
+            return
+        rnd.waiting.append(bet)
+        self.pending += 1
 
     def evolve(self, event: RoundEvent, raw: bytes) -> list[Record]:
         """Apply a round event; a bet waiting for this round's fate is decided with it."""
@@ -121,7 +162,7 @@ class Fold:
     def place(self, bet: BetPlaced, raw: bytes) -> list[Record]:
         """Read a confirmed bet: a repeat is judged, a bet of a decided round is decided now."""
         out: Sink = []
-        self._place(bet, raw, fingerprint(bet), out)
+        self.read(raw, out, bet)
         return out
 
     def stats(self, table_id: str) -> TableStats | None:
@@ -174,47 +215,6 @@ class Fold:
         rnd.waiting = []
         table.decided.append(rnd.round_id)
         self._forget(table)
-
-    def _place(self, bet: BetPlaced, raw: bytes, kept: Kept, out: Sink) -> None:
-        """`place`, keeping for the bet either its fingerprint or the raw line it was decoded from.
-
-        Keeping the line costs nothing on the way in; a repeat decodes it again (rare).
-        """
-        table = self.tables.get(bet.table_id)
-        if table is None:
-            table = self._table(bet.table_id)
-        bet_id = bet.bet_id
-        bets = table.bets
-        if bet_id in bets:
-            first = _fingerprint(bets[bet_id])
-            again = fingerprint(bet)
-            if first != again:
-                out.append(_conflict(raw, bet_id, first, again))
-            return
-        round_id = bet.round_id
-        rnd = table.rounds.get(round_id)
-        if rnd is None:
-            rnd = table.rounds[round_id] = Round(round_id)
-        seq = bet.seq
-        other = rnd.seqs.setdefault(seq, bet_id)
-        if other is not bet_id:  # bet_id is new to the table, so no round holds it yet
-            out.append(
-                _reject(
-                    raw,
-                    "bets",
-                    "duplicate_seq",
-                    f"seq {seq} of round {round_id!r} is already bet {other!r}; the first stands",
-                )
-            )
-            return
-        bets[bet_id] = kept
-        if rnd.ordinal > table.bet_frontier:
-            table.bet_frontier = rnd.ordinal
-        if rnd.phase in FINAL:
-            out.append(_decide(rnd, bet))
-            return
-        rnd.waiting.append(bet)
-        self.pending += 1
 
     def _table(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
@@ -371,12 +371,11 @@ def _reject(raw: bytes, topic: str, reason: RejectReason, detail: str) -> Reject
 _FIELDS: Final = ("round_id", "player_id", "seq", "kind", "pick", "stake", "currency")
 
 
-def _fingerprint(kept: Kept) -> Fingerprint:
-    if isinstance(kept, bytes):
-        bet = read_event(kept)
-        assert isinstance(bet, BetPlaced)
-        return fingerprint(bet)
-    return kept
+def _fingerprint(kept: bytes) -> Fingerprint:
+    """The fingerprint of a bet from the line it was read from (kept for that)."""
+    bet = read_event(kept)
+    assert isinstance(bet, BetPlaced)
+    return fingerprint(bet)
 
 
 def _conflict(raw: bytes, bet_id: str, first: Fingerprint, again: Fingerprint) -> Rejected:

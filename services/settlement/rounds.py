@@ -78,7 +78,7 @@ class Table:
     def __init__(self, table_id: str) -> None:
         self.table_id = table_id
         self.rounds: dict[str, Round] = {}
-        self.bets: dict[str, bytes | Fingerprint] = {}  # each bet's line, or its fingerprint
+        self.bets: dict[str, bytes] = {}  # the line each bet was read from, to judge a repeat
         self.opened = 0
         self.decided: deque[str] = deque()
         self.bet_frontier = -1
