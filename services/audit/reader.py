@@ -95,20 +95,22 @@ def _committed_lag(bootstrap: str, group: str, topics: list[str]) -> int:
     from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
     try:
         committed = admin.list_group_offsets({group: None}).get(group, {})
+    finally:
+        admin.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    try:
         tps = [
             TopicPartition(t, p)
             for t in topics
             for p in sorted(consumer.partitions_for_topic(t) or ())
         ]
         ends = consumer.end_offsets(tps)
-        lag = 0
-        for tp in tps:
-            meta = committed.get(tp)
-            lag += ends[tp] - (meta.offset if meta is not None and meta.offset >= 0 else 0)
-        return lag
     finally:
         consumer.close()
-        admin.close()
+    lag = 0
+    for tp in tps:
+        meta = committed.get(tp)
+        lag += ends[tp] - (meta.offset if meta is not None and meta.offset >= 0 else 0)
+    return lag
