@@ -1,9 +1,9 @@
 """The games' paytables: pure rules, no I/O. Validate a bet with `wager`, decide it with `verdict`,
 credit it with `payout`; `par` has the probability accounting report."""
 
-from .model import Dice, Discs, Outcome, Pick, Verdict, Wager, payout
+from .model import Dice, Discs, Odds, Outcome, Pick, Verdict, Wager, payout
 from .outcomes import GAMES, outcomes
-from .paytable import Odds, odds_board, verdict, wager, wagers
+from .paytable import odds_board, verdict, wager, wagers
 from .report import render_json, render_text
 from .sheet import ParSheet, par_sheet
 

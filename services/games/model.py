@@ -39,14 +39,27 @@ def when(won: bool, num: int, den: int = 1) -> Verdict:
     return win(num, den) if won else LOSE
 
 
-def payout(stake: int, v: Verdict) -> int:
-    """What the wallet credits: stake + floor(stake * num / den) on a win, stake on a push."""
+Odds = tuple[Result, int, int]
+"""A verdict as (result, num, den) such that every result pays `stake + stake * num // den`.
+
+A win keeps its odds, a push is (push, 0, 1) and a loss (lose, -1, 1): one expression, exact.
+"""
+
+
+def odds(v: Verdict) -> Odds:
+    """The verdict in the form that pays every result with one expression."""
     match v.result:
         case "win":
-            return stake + stake * v.num // v.den
-        case "lose":
-            return 0
+            return ("win", v.num, v.den)
         case "push":
-            return stake
+            return ("push", 0, 1)
+        case "lose":
+            return ("lose", -1, 1)
         case _:
             assert_never(v.result)
+
+
+def payout(stake: int, v: Verdict) -> int:
+    """What the wallet credits: stake + floor(stake * num / den) on a win, stake on a push."""
+    _, num, den = odds(v)
+    return stake + stake * num // den

@@ -2,10 +2,10 @@
 
 from collections.abc import Callable, Mapping, Sequence
 from itertools import permutations
-from typing import NamedTuple, assert_never
+from typing import NamedTuple
 
 from . import sicbo, thai_hilo, xocdia
-from .model import Outcome, Pick, Result, Verdict, Wager
+from .model import Odds, Outcome, Pick, Verdict, Wager, odds
 from .outcomes import GAMES, canonical, outcomes
 
 
@@ -37,11 +37,6 @@ _ACCEPTED: Mapping[tuple[str, str, Pick], Wager] = {
 """Every pick a bet may carry, in every order it may come in, to its canonical wager."""
 _MEMO: dict[Wager, dict[Outcome, Verdict]] = {}
 
-Odds = tuple[Result, int, int]
-"""A verdict as (result, num, den) such that every result pays `stake + stake * num // den`.
-
-A win keeps its odds, a push is (push, 0, 1) and a loss (lose, -1, 1): one expression, exact.
-"""
 _BOARDS: dict[tuple[str, Outcome], Mapping[tuple[str, Pick], Odds]] = {}
 
 
@@ -92,20 +87,8 @@ def _odds_board(game: str, outcome: Outcome) -> dict[tuple[str, Pick], Odds]:
     board: dict[tuple[str, Pick], Odds] = {}
     for (of, kind, pick), w in _ACCEPTED.items():
         if of == game:
-            board[kind, pick] = _as_odds(verdict(w, outcome))
+            board[kind, pick] = odds(verdict(w, outcome))
     return board
-
-
-def _as_odds(v: Verdict) -> Odds:
-    match v.result:
-        case "win":
-            return ("win", v.num, v.den)
-        case "push":
-            return ("push", 0, 1)
-        case "lose":
-            return ("lose", -1, 1)
-        case _:
-            assert_never(v.result)
 
 
 def _verdict_on_miss(w: Wager, outcome: Outcome) -> Verdict:

@@ -43,14 +43,8 @@ from schemas.records import (
     TableStats,
 )
 from services import games
-from services.settlement.ids import SETTLEMENT, refund_id
-from services.settlement.rounds import (
-    FINAL,
-    Fingerprint,
-    Round,
-    Table,
-    fingerprint,
-)
+from services.settlement.ids import REFUND, SETTLEMENT
+from services.settlement.rounds import FINAL, Fingerprint, Round, Table, fingerprint
 from services.statistics.board import Board
 
 DEFAULT_HORIZON: Final = 200
@@ -348,7 +342,7 @@ def _reason(refusal: str) -> RejectReason:
 def _refund(rnd: Round, bet: BetPlaced, reason: RefundReason) -> Refund:
     return Refund(
         v=1,
-        refund_id=refund_id(bet.bet_id),
+        refund_id=REFUND + bet.bet_id,
         bet_id=bet.bet_id,
         round_id=bet.round_id,
         table_id=bet.table_id,

@@ -10,14 +10,6 @@ from __future__ import annotations
 from typing import Final
 
 SETTLEMENT: Final = "settlement:"
+"""A settlement's id is this prefix and the bet id: the key wallets credit it under once."""
 REFUND: Final = "refund:"
-
-
-def settlement_id(bet_id: str) -> str:
-    """The id wallets use as the idempotency key of a bet's settlement."""
-    return SETTLEMENT + bet_id
-
-
-def refund_id(bet_id: str) -> str:
-    """The id wallets use as the idempotency key of a bet's refund."""
-    return REFUND + bet_id
+"""A refund's id is this prefix and the bet id: the key wallets credit it under once."""
