@@ -22,11 +22,32 @@ class Settings(BaseSettings):
     topic_refunds: str = "refunds"
     topic_table_stats: str = "table-stats"
     topic_rejected: str = "rejected"
+    topic_accepted: str = Field(
+        default="accepted",
+        description="every input the fold accepted, verbatim, written with what it decided",
+    )
+    topic_state: str = Field(
+        default="settlement-state",
+        description="the compacted changelog of the fold's state, one partition per task",
+    )
     partitions: int = Field(default=12, ge=1, description="partitions of rounds and bets")
     output_partitions: int = Field(default=12, ge=1, description="partitions of output topics")
     replication_factor: int = Field(default=1, ge=1)
     retention_ms: int = Field(
-        default=-1, description="retention of every topic but table-stats; -1 keeps for ever"
+        default=7 * 24 * 3600 * 1000,
+        ge=-1,
+        description="retention of the inputs and outputs (not table-stats and the state topic, "
+        "which are compacted); -1 keeps for ever",
+    )
+    durable_state: bool = Field(
+        default=True,
+        description="write each task's state to the state topic in every transaction and restore "
+        "from it; off, a task refolds its whole committed input (needs the input from offset 0)",
+    )
+    instance_id: str | None = Field(
+        default=None,
+        description="static group membership (group.instance.id): a worker restarted with the same "
+        "id gets its tasks back at once, without a rebalance; unique per worker",
     )
     group_id: str = "croupier-settlement"
     transactional_prefix: str = Field(
@@ -49,10 +70,11 @@ class Settings(BaseSettings):
         return (self.topic_rounds, self.topic_bets)
 
     @property
-    def outputs(self) -> tuple[str, str, str, str]:
+    def outputs(self) -> tuple[str, str, str, str, str]:
         return (
             self.topic_settlements,
             self.topic_refunds,
             self.topic_table_stats,
             self.topic_rejected,
+            self.topic_accepted,
         )

@@ -48,6 +48,13 @@ def plan(settings: Settings) -> list[Plan]:
             partitions=settings.output_partitions,
             config={**retention, "max.message.bytes": str(MAX_MESSAGE)},
         ),
+        # Written by task p to partition p, so one table's accepted events stay in order.
+        Plan(name=settings.topic_accepted, partitions=settings.partitions, config=sized),
+        Plan(
+            name=settings.topic_state,
+            partitions=settings.partitions,
+            config={"cleanup.policy": "compact", "max.message.bytes": str(MAX_MESSAGE)},
+        ),
     ]
     return inputs + outputs
 

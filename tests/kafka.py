@@ -73,7 +73,16 @@ def isolated_settings(address: str, partitions: int = 4, **extra: object) -> Set
     tag = f"t{uuid.uuid4().hex[:10]}"
     names = {
         f"topic_{role}": f"{tag}-{role.replace('_', '-')}"
-        for role in ("rounds", "bets", "settlements", "refunds", "table_stats", "rejected")
+        for role in (
+            "rounds",
+            "bets",
+            "settlements",
+            "refunds",
+            "table_stats",
+            "rejected",
+            "accepted",
+            "state",
+        )
     }
     return Settings(
         kafka_bootstrap=address,
