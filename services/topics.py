@@ -1,13 +1,25 @@
-"""`croupier topics`: create the contract's topics, or check the ones that exist (idempotent)."""
+"""`croupier topics`: create the topics, and bring the configuration of existing ones to plan.
+
+`plan()` is the one source of truth for every topic's partitions and configuration; `reconcile`
+(pure) says what differs, `ensure` (the shell) creates, alters and reports. Idempotent: a second
+run changes nothing and says so.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
+from kafka.admin import (  # type: ignore[import-untyped]
+    ConfigResource,
+    ConfigResourceType,
+    KafkaAdminClient,
+    NewTopic,
+)
 from kafka.errors import TopicAlreadyExistsError  # type: ignore[import-untyped]
 
 from services.settings import Settings
@@ -19,6 +31,8 @@ MAX_MESSAGE = 8 * 1024 * 1024
 makes it at most 6 times longer (a control byte becomes \\u0001, a byte that is not UTF-8 \\\\xff),
 so 8 MiB holds any input of INPUT_MAX_MESSAGE; with 4 MiB such a record could never be written and
 stalled its partition for ever (found by the chaos suite)."""
+SETTLE = 10.0
+"""Seconds to wait for altered configuration to be reported by the brokers."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,7 +44,7 @@ class Plan:
 
 def plan(settings: Settings) -> list[Plan]:
     """The topics croupier reads and writes, with their partitions and configuration."""
-    retention = {"retention.ms": str(settings.retention_ms)}
+    retention = {"cleanup.policy": "delete", "retention.ms": str(settings.retention_ms)}
     sized = {**retention, "max.message.bytes": str(INPUT_MAX_MESSAGE)}
     inputs = [Plan(name=t, partitions=settings.partitions, config=sized) for t in settings.inputs]
     outputs = [
@@ -59,15 +73,113 @@ def plan(settings: Settings) -> list[Plan]:
     return inputs + outputs
 
 
+@dataclass(frozen=True, kw_only=True)
+class Existing:
+    """A topic as the cluster has it: its partitions and the current value of each planned key."""
+
+    partitions: int
+    config: dict[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    """One configuration key of one topic to set: from what the cluster has to what is planned."""
+
+    topic: str
+    key: str
+    old: str | None
+    new: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What reconciling the plan with the cluster needs: changes it can make, what it cannot."""
+
+    changes: list[Change]
+    right: list[str]
+    cannot: list[str]
+    problems: list[str]
+
+
+def reconcile(settings: Settings, wanted: list[Plan], existing: Mapping[str, Existing]) -> Verdict:
+    """Compare the plan with the topics that exist (pure).
+
+    Every planned key that differs is a change (cleanup.policy included: a compacted topic that
+    was created with delete, or the reverse, is altered). Partitions cannot be removed, and adding
+    them is left to the operator: fewer than planned is reported with the command to add them.
+    Only what makes running unsafe is a problem (a worker refuses to start on one): `rounds` and
+    `bets` not co-partitioned, or a topic written per task (accepted, state) with fewer partitions
+    than the inputs have.
+    """
+    changes: list[Change] = []
+    right: list[str] = []
+    cannot: list[str] = []
+    problems: list[str] = []
+    for p in wanted:
+        have = existing.get(p.name)
+        if have is None:
+            continue
+        differs = [
+            Change(topic=p.name, key=key, old=have.config.get(key), new=value)
+            for key, value in sorted(p.config.items())
+            if have.config.get(key) != value
+        ]
+        changes.extend(differs)
+        if have.partitions < p.partitions:
+            cannot.append(_too_few(settings, p, have.partitions))
+        elif not differs:
+            right.append(p.name)
+    rounds, bets = (existing.get(t) for t in settings.inputs)
+    if rounds is not None and bets is not None:
+        if rounds.partitions != bets.partitions:
+            problems.append(
+                f"{settings.topic_rounds} has {rounds.partitions} partitions and "
+                f"{settings.topic_bets} has {bets.partitions}: they must be co-partitioned; add "
+                "partitions to the smaller one (kafka-topics.sh --alter --partitions N) before "
+                "starting workers"
+            )
+        tasks = max(rounds.partitions, bets.partitions)
+        for name in (settings.topic_accepted, settings.topic_state):
+            per_task = existing.get(name)
+            if per_task is not None and per_task.partitions < tasks:
+                problems.append(
+                    f"{name} has {per_task.partitions} partitions and the inputs {tasks}: task p "
+                    f"writes partition p, so add partitions ({_alter(settings, name, tasks)}) "
+                    "before starting workers"
+                )
+    return Verdict(changes=changes, right=right, cannot=cannot, problems=problems)
+
+
+def _too_few(settings: Settings, p: Plan, have: int) -> str:
+    line = f"{p.name}: {have} partitions, {p.partitions} planned; add them with `"
+    line += _alter(settings, p.name, p.partitions) + "`"
+    if p.name in settings.inputs:
+        line += (
+            " on both inputs at once, with the workers stopped: a table then moves to another "
+            "partition, so do it only when every round is decided"
+        )
+    return line
+
+
+def _alter(settings: Settings, topic: str, partitions: int) -> str:
+    return (
+        f"kafka-topics.sh --bootstrap-server {settings.kafka_bootstrap} --alter --topic {topic} "
+        f"--partitions {partitions}"
+    )
+
+
 def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
-    """Create what is missing; return the problems found with what exists (empty when all fit)."""
+    """Create what is missing, set every planned key that differs, and report what was done.
+
+    Returns the problems that make running unsafe (empty when all fit); what it cannot fix but
+    is safe to run with (too few output partitions) is printed, not returned.
+    """
     admin = KafkaAdminClient(
         bootstrap_servers=settings.kafka_bootstrap, client_id="croupier-topics"
     )
     try:
         wanted = plan(settings)
-        existing = _partitions(admin, [p.name for p in wanted])
-        missing = [p for p in wanted if p.name not in existing]
+        missing = [p for p in wanted if p.name not in _partitions(admin, [p.name for p in wanted])]
         if missing:
             with contextlib.suppress(TopicAlreadyExistsError):  # another process was first
                 admin.create_topics(
@@ -83,22 +195,76 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
                 )
         for p in missing:
             print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
-        existing = _partitions(admin, [p.name for p in wanted])
-        problems = []
         created = {p.name for p in missing}
-        for p in wanted:
-            if p.name not in created:
-                print(f"exists  {p.name}: {existing.get(p.name)} partitions", file=out)
-        rounds, bets = (existing.get(t) for t in settings.inputs)
-        if rounds != bets:
-            problems.append(
-                f"{settings.topic_rounds} has {rounds} partitions and {settings.topic_bets} has "
-                f"{bets}: they must be co-partitioned; add partitions to the smaller one "
-                "(kafka-topics --alter --partitions N) before starting workers"
-            )
-        return problems
+        existing = _existing(admin, wanted)
+        verdict = reconcile(settings, wanted, existing)  # a topic created meanwhile too
+        _apply(admin, verdict.changes)
+        _settle(admin, settings, wanted, verdict.changes)
+        for change in verdict.changes:
+            print(f"changed {change.topic}: {change.key} {change.old} -> {change.new}", file=out)
+        for name in verdict.right:
+            if name in created:
+                continue
+            print(f"ok      {name}: {existing[name].partitions} partitions, as planned", file=out)
+        for line in verdict.cannot:
+            print(f"cannot fix {line}", file=out)
+        for problem in verdict.problems:
+            print(f"problem {problem}", file=out)
+        if not missing and not verdict.changes:
+            print("nothing changed: every topic exists with its planned configuration", file=out)
+        return verdict.problems
     finally:
         admin.close()
+
+
+def _existing(admin: KafkaAdminClient, wanted: list[Plan]) -> dict[str, Existing]:
+    """Partitions and the current value of every planned key of each planned topic that exists."""
+    counts = _partitions(admin, [p.name for p in wanted])
+    present = [p for p in wanted if p.name in counts]
+    if not present:
+        return {}
+    described = admin.describe_configs(
+        [ConfigResource(ConfigResourceType.TOPIC, p.name) for p in present], config_filter="all"
+    ).get("topic", {})
+    found: dict[str, Existing] = {}
+    for p in present:
+        config = described.get(p.name, {})
+        values = {key: config[key]["value"] for key in p.config if key in config}
+        found[p.name] = Existing(partitions=counts[p.name], config=values)
+    return found
+
+
+def _apply(admin: KafkaAdminClient, changes: list[Change]) -> None:
+    """Set the changed keys, topic by topic; the other keys of a topic stay as they are."""
+    by_topic: dict[str, dict[str, str]] = {}
+    for change in changes:
+        by_topic.setdefault(change.topic, {})[change.key] = change.new
+    if not by_topic:
+        return
+    results = admin.alter_configs(
+        [
+            ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
+            for topic, configs in by_topic.items()
+        ]
+    ).get("topic", {})
+    failed = {topic: result for topic, result in results.items() if result != "OK"}
+    if failed:
+        raise RuntimeError(
+            f"the broker refused to alter {failed}; check the broker's log and the client's ACLs "
+            "(ALTER_CONFIGS), then run `croupier topics` again"
+        )
+
+
+def _settle(
+    admin: KafkaAdminClient, settings: Settings, wanted: list[Plan], changes: list[Change]
+) -> None:
+    """Wait until the brokers report what was altered (KRaft applies it a moment later), so that
+    what this run printed is what the next run sees; give up after SETTLE seconds."""
+    deadline = time.monotonic() + SETTLE
+    while changes and time.monotonic() < deadline:
+        if not reconcile(settings, wanted, _existing(admin, wanted)).changes:
+            return
+        time.sleep(0.1)
 
 
 def _partitions(admin: KafkaAdminClient, names: list[str]) -> dict[str, int]:

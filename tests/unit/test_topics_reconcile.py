@@ -1,0 +1,90 @@
+"""`croupier topics` reconciles: what differs from the plan is changed, what cannot be is said."""
+
+from __future__ import annotations
+
+from services.settings import Settings
+from services.topics import Change, Existing, plan, reconcile
+
+SETTINGS = Settings(partitions=4, output_partitions=4, retention_ms=604_800_000)
+
+
+def _as_planned() -> dict[str, Existing]:
+    return {
+        p.name: Existing(partitions=p.partitions, config=dict(p.config)) for p in plan(SETTINGS)
+    }
+
+
+def test_topics_exactly_as_planned_need_nothing() -> None:
+    verdict = reconcile(SETTINGS, plan(SETTINGS), _as_planned())
+    assert verdict.changes == [] and verdict.cannot == [] and verdict.problems == []
+    assert verdict.right == [p.name for p in plan(SETTINGS)]
+
+
+def test_a_wrong_retention_and_cleanup_policy_are_changed_to_the_plan() -> None:
+    existing = _as_planned()
+    existing["rounds"] = Existing(
+        partitions=4,
+        config={"cleanup.policy": "compact", "retention.ms": "-1", "max.message.bytes": "1048588"},
+    )
+    verdict = reconcile(SETTINGS, plan(SETTINGS), existing)
+    assert verdict.changes == [
+        Change(topic="rounds", key="cleanup.policy", old="compact", new="delete"),
+        Change(topic="rounds", key="retention.ms", old="-1", new="604800000"),
+    ]
+    assert "rounds" not in verdict.right and verdict.problems == []
+
+
+def test_a_state_topic_created_with_delete_policy_is_made_compacted() -> None:
+    existing = _as_planned()
+    existing["settlement-state"] = Existing(
+        partitions=4, config={"cleanup.policy": "delete", "max.message.bytes": "8388608"}
+    )
+    verdict = reconcile(SETTINGS, plan(SETTINGS), existing)
+    assert verdict.changes == [
+        Change(topic="settlement-state", key="cleanup.policy", old="delete", new="compact")
+    ]
+
+
+def test_a_key_the_cluster_does_not_report_is_set() -> None:
+    existing = _as_planned()
+    existing["refunds"] = Existing(partitions=4, config={"cleanup.policy": "delete"})
+    verdict = reconcile(SETTINGS, plan(SETTINGS), existing)
+    assert verdict.changes == [
+        Change(topic="refunds", key="retention.ms", old=None, new="604800000")
+    ]
+
+
+def test_too_few_output_partitions_are_reported_with_the_command_but_do_not_stop_workers() -> None:
+    existing = _as_planned()
+    existing["settlements"] = Existing(partitions=2, config=dict(existing["settlements"].config))
+    verdict = reconcile(SETTINGS, plan(SETTINGS), existing)
+    assert verdict.problems == []
+    [line] = verdict.cannot
+    assert line.startswith("settlements: 2 partitions, 4 planned")
+    assert "--alter --topic settlements --partitions 4" in line
+
+
+def test_inputs_that_are_not_co_partitioned_are_a_problem() -> None:
+    existing = _as_planned()
+    existing["bets"] = Existing(partitions=3, config=dict(existing["bets"].config))
+    verdict = reconcile(SETTINGS, plan(SETTINGS), existing)
+    [problem] = verdict.problems
+    assert "rounds has 4 partitions and bets has 3" in problem
+    assert "co-partitioned" in problem
+    assert any(line.startswith("bets: 3 partitions, 4 planned") for line in verdict.cannot)
+
+
+def test_a_state_topic_with_fewer_partitions_than_the_inputs_is_a_problem() -> None:
+    existing = _as_planned()
+    existing["settlement-state"] = Existing(
+        partitions=2, config=dict(existing["settlement-state"].config)
+    )
+    verdict = reconcile(SETTINGS, plan(SETTINGS), existing)
+    [problem] = verdict.problems
+    assert problem.startswith("settlement-state has 2 partitions and the inputs 4")
+
+
+def test_topics_that_do_not_exist_are_left_to_creation() -> None:
+    verdict = reconcile(SETTINGS, plan(SETTINGS), {})
+    assert verdict == reconcile(SETTINGS, [], {})
+    assert verdict.changes == verdict.right == verdict.cannot == verdict.problems == []
