@@ -12,6 +12,7 @@ import msgspec
 
 from services.audit.compare import KINDS, Finding
 from services.audit.verify import Audit, Progress, audit
+from services.audit.window import Span
 from services.settings import Settings
 
 OK, DIFFERENT, UNREADABLE = 0, 1, 2
@@ -62,6 +63,14 @@ def summary(result: Audit, limit: int) -> dict[str, Any]:
         "pending": [msgspec.to_builtins(p) for p in result.pending[:limit]],
         "newest_at": result.newest_at,
         "seconds": result.seconds,
+        "window": {
+            "whole": result.window.whole,
+            "inputs": [msgspec.to_builtins(w) for w in result.window.inputs],
+            "outputs": [msgspec.to_builtins(w) for w in result.window.outputs],
+        },
+        "not_checkable_total": report.not_checkable,
+        "not_checkable": [msgspec.to_builtins(u) for u in report.unchecked],
+        "pending_not_checkable": result.pending_unchecked,
     }
 
 
@@ -79,6 +88,7 @@ def text(result: Audit, limit: int) -> str:
         f"  output   {report.checked} committed records checked against {report.expected} computed",
         "  found    " + ", ".join(f"{counts[k]} {k}" for k in KINDS),
         f"  pending  {len(result.pending)} bets waiting for their round's fate",
+        *_window(result),
     ]
     for finding in report.findings[:limit]:
         lines.append(_finding(finding))
@@ -92,7 +102,12 @@ def text(result: Audit, limit: int) -> str:
         )
     if len(result.pending) > limit:
         lines.append(f"  ... and {len(result.pending) - limit} more pending bets")
-    if result.ok:
+    if result.ok and report.not_checkable:
+        lines.append(
+            "OK: every record the window lets us check is exactly what the offline fold computes "
+            f"({report.not_checkable} could not be checked, listed above)"
+        )
+    elif result.ok:
         lines.append("OK: the committed output is exactly what the offline fold computes")
     else:
         lines.append(
@@ -100,6 +115,42 @@ def text(result: Audit, limit: int) -> str:
             "investigate each one before settling further (details: --json)"
         )
     return "\n".join(lines) + "\n"
+
+
+def _window(result: Audit) -> list[str]:
+    """Which part of each partition was read, and what it did not let the audit check."""
+    window = result.window
+    cut_in = [w for w in window.inputs if w.cut]
+    cut_out = [w for w in window.outputs if w.cut]
+    if not cut_in and not cut_out:
+        return ["  window   every partition from offset 0 (the whole history)"]
+    lines = []
+    if cut_in:
+        lines.append("  window   input checked from (other input partitions from offset 0):")
+        lines.extend(f"             {_span(w)}" for w in cut_in)
+    else:
+        lines.append("  window   every input partition from offset 0 (the whole history)")
+    if cut_out:
+        lines.append("  outputs  truncated (other output partitions from offset 0):")
+        lines.extend(f"             {_span(w)}" for w in cut_out)
+    report = result.report
+    lines.append(f"  not checkable  {report.not_checkable} records (never counted as findings)")
+    lines.extend(f"             {u.count} {u.topic}: {u.reason}" for u in report.unchecked)
+    if result.pending_unchecked:
+        lines.append(
+            f"             {result.pending_unchecked} waiting bets of rounds that cannot be "
+            "checked (not listed as pending)"
+        )
+    return lines
+
+
+def _span(w: Span) -> str:
+    if w.first_offset is None:
+        return f"{w.topic}[{w.partition}] from offset {w.start}: nothing kept (end {w.end})"
+    return (
+        f"{w.topic}[{w.partition}] from offset {w.first_offset} "
+        f"(first kept at {w.first_at or '-'}; log start {w.start}, end {w.end})"
+    )
 
 
 def _finding(f: Finding) -> str:

@@ -12,13 +12,14 @@ from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 @dataclass(frozen=True, kw_only=True)
 class Message:
-    """One message as read: where it was, its key and its value."""
+    """One message as read: where it was, its key, its value and its timestamp (ms)."""
 
     topic: str
     partition: int
     offset: int
     key: bytes | None
     value: bytes
+    timestamp: int = -1
 
 
 def read_topic(
@@ -64,6 +65,7 @@ def read_topic(
                             offset=r.offset,
                             key=r.key,
                             value=r.value,
+                            timestamp=r.timestamp,
                         )
                 done += len(records)
             if progress is not None:
@@ -73,6 +75,25 @@ def read_topic(
                     open_.discard(tp)
     finally:
         consumer.close()
+
+
+def log_starts(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
+    """Each partition's (log start offset, end offset): where its kept records begin and end.
+
+    The start moves only forward (retention, `delete_records`), so asked after a read it bounds
+    from below where that read began: a record read below it may have had neighbours removed.
+    """
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+        if partitions is None:
+            raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        starts = consumer.beginning_offsets(tps)
+        ends = consumer.end_offsets(tps)
+    finally:
+        consumer.close()
+    return {tp.partition: (starts[tp], ends[tp]) for tp in tps}
 
 
 def committed_lag(bootstrap: str, group: str, topics: list[str], wait: float = 30.0) -> int:

@@ -3,6 +3,8 @@
 It reads `rounds` and `bets` from the beginning and folds them offline (every round event of a
 table, then its bets: an interleaving the contract allows, so the set of records is the one any
 processor must write), reads the four output topics with read_committed, and compares (compare.py).
+Where retention removed the head of a partition, it says which window it read and judges only
+what that window holds entirely (window.py); the rest is counted as not checkable.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import msgspec
 from schemas.records import Record, Rejected
 from services.audit.compare import Outputs, Report, compare, outputs
 from services.audit.pending import PendingBet, pending
-from services.audit.reader import read_topic
+from services.audit.reader import Message, log_starts, read_topic
+from services.audit.window import Kept, Kind, Scope, Span
 from services.settings import Settings
 from services.settlement.fold import Fold
 
@@ -32,6 +35,18 @@ class _Stamp(msgspec.Struct, kw_only=True):
 _STAMP: Final = msgspec.json.Decoder(_Stamp)
 
 
+class Window(msgspec.Struct, frozen=True, kw_only=True):
+    """Where each partition read began and ended: the inputs, and the outputs."""
+
+    inputs: list[Span] = []
+    outputs: list[Span] = []
+
+    @property
+    def whole(self) -> bool:
+        """Whether every input partition still starts at offset 0 (the whole history)."""
+        return not any(s.cut for s in self.inputs)
+
+
 class Audit(msgspec.Struct, frozen=True, kw_only=True):
     """What one verification read, found and took."""
 
@@ -41,6 +56,9 @@ class Audit(msgspec.Struct, frozen=True, kw_only=True):
     pending: list[PendingBet]
     newest_at: str | None
     seconds: float
+    window: Window = Window()
+    pending_unchecked: int = 0
+    """Bets waiting in the window whose round cannot be checked (perhaps decided before it)."""
 
     @property
     def ok(self) -> bool:
@@ -59,18 +77,26 @@ def audit(
     started = time.monotonic()
     s = settings
 
-    def read(topic: str) -> list[tuple[bytes | None, bytes]]:
+    def read(topic: str) -> tuple[list[Message], list[Span]]:
         report = progress(topic) if progress is not None else None
-        messages = read_topic(s.kafka_bootstrap, topic, timeout=timeout, progress=report)
-        return [(m.key, m.value) for m in messages]
+        messages = list(read_topic(s.kafka_bootstrap, topic, timeout=timeout, progress=report))
+        return _window(topic, messages, log_starts(s.kafka_bootstrap, topic))
 
     fold = Fold(horizon=s.horizon)
     records: list[Record] = []
     newest: datetime | None = None
     events = 0
-    for kind, topic in (("rounds", s.topic_rounds), ("bets", s.topic_bets)):
-        for _, raw in read(topic):
+    kept: list[Kept] = []
+    inputs: list[Span] = []
+    spans: dict[str, list[Span]] = {}
+    sources: tuple[tuple[Kind, str], ...] = (("rounds", s.topic_rounds), ("bets", s.topic_bets))
+    for kind, topic in sources:
+        messages, spans[kind] = read(topic)
+        inputs.extend(spans[kind])
+        for m in messages:
             events += 1
+            raw = m.value
+            kept.append(Kept(kind=kind, partition=m.partition, offset=m.offset, value=raw))
             out = fold.feed(kind, raw)
             records.extend(out)
             if not any(isinstance(r, Rejected) for r in out):
@@ -79,20 +105,80 @@ def audit(
                     newest = at
     boards = [b for t in fold.tables if (b := fold.stats(t)) is not None]
     expected = outputs(records, boards)
+    out_spans: dict[str, list[Span]] = {}
+    found_by_role: dict[str, list[Message]] = {}
+    for role, topic in (
+        ("settlements", s.topic_settlements),
+        ("refunds", s.topic_refunds),
+        ("rejected", s.topic_rejected),
+        ("table-stats", s.topic_table_stats),
+    ):
+        report = progress(topic) if progress is not None else None
+        found_by_role[role] = list(
+            read_topic(s.kafka_bootstrap, topic, timeout=timeout, progress=report)
+        )
+        out_spans[role] = _spans(topic, found_by_role[role], log_starts(s.kafka_bootstrap, topic))
     found = Outputs(
-        settlements=[raw for _, raw in read(s.topic_settlements)],
-        refunds=[raw for _, raw in read(s.topic_refunds)],
-        rejected=[raw for _, raw in read(s.topic_rejected)],
-        table_stats={_key(key): raw for key, raw in read(s.topic_table_stats)},
+        settlements=[m.value for m in found_by_role["settlements"]],
+        refunds=[m.value for m in found_by_role["refunds"]],
+        rejected=[m.value for m in found_by_role["rejected"]],
+        rejected_keys=[m.key for m in found_by_role["rejected"]],
+        table_stats={_key(m.key): m.value for m in found_by_role["table-stats"]},
     )
+    scope = Scope(spans["rounds"], spans["bets"], out_spans, kept)
+    waiting = list(fold.waiting())
+    checkable = [b for b in waiting if scope.round(b.table_id, b.round_id) is None]
     return Audit(
         bootstrap=s.kafka_bootstrap,
         events_in=events,
-        report=compare(expected, found),
-        pending=pending(fold.waiting(), newest, now or datetime.now(UTC)),
+        report=compare(expected, found, scope),
+        pending=pending(checkable, newest, now or datetime.now(UTC)),
         newest_at=None if newest is None else newest.isoformat(),
         seconds=round(time.monotonic() - started, 3),
+        window=Window(inputs=inputs, outputs=[x for v in out_spans.values() for x in v]),
+        pending_unchecked=len(waiting) - len(checkable),
     )
+
+
+def _window(
+    topic: str, messages: list[Message], starts: dict[int, tuple[int, int]]
+) -> tuple[list[Message], list[Span]]:
+    """The messages at or after each partition's log start as it stands after the read.
+
+    The log start only moves forward, so every message from it on was read: the window is a
+    whole suffix of each partition (a message read below it may have lost its neighbours to
+    retention during the read, so it is left out).
+    """
+    kept = [m for m in messages if m.offset >= starts.get(m.partition, (0, 0))[0]]
+    return kept, _spans(topic, kept, starts)
+
+
+def _spans(topic: str, messages: list[Message], starts: dict[int, tuple[int, int]]) -> list[Span]:
+    first: dict[int, Message] = {}
+    for m in messages:
+        if m.partition not in first or m.offset < first[m.partition].offset:
+            first[m.partition] = m
+    spans = []
+    for p, (start, end) in sorted(starts.items()):
+        head = first.get(p)
+        spans.append(
+            Span(
+                topic=topic,
+                partition=p,
+                start=start,
+                end=end,
+                first_offset=None if head is None else head.offset,
+                first_at=None if head is None else _stamp(head.timestamp),
+            )
+        )
+    return spans
+
+
+def _stamp(ms: int) -> str | None:
+    if ms < 0:
+        return None
+    at = datetime.fromtimestamp(ms / 1000, UTC)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _at(raw: bytes) -> datetime | None:
