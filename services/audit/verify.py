@@ -12,27 +12,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Annotated, Final
 
 import msgspec
 
-from schemas.records import Record, Rejected
-from services.audit.compare import Outputs, Report, compare, outputs
+from services.audit.compare import Outputs, Report
+from services.audit.judge import judge
 from services.audit.pending import PendingBet, pending
 from services.audit.reader import Message, log_starts, read_topic
-from services.audit.window import Kept, Kind, Scope, Span
+from services.audit.window import Kept, Kind, Span
 from services.settings import Settings
-from services.settlement.fold import Fold
 
 Progress = Callable[[str], Callable[[int, int], None]]
 """Given a topic name, the callback `read_topic` reports (done, total) messages to."""
-
-
-class _Stamp(msgspec.Struct, kw_only=True):
-    at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-
-
-_STAMP: Final = msgspec.json.Decoder(_Stamp)
 
 
 class Window(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,10 +73,6 @@ def audit(
         messages = list(read_topic(s.kafka_bootstrap, topic, timeout=timeout, progress=report))
         return _window(topic, messages, log_starts(s.kafka_bootstrap, topic))
 
-    fold = Fold(horizon=s.horizon)
-    records: list[Record] = []
-    newest: datetime | None = None
-    events = 0
     kept: list[Kept] = []
     inputs: list[Span] = []
     spans: dict[str, list[Span]] = {}
@@ -93,18 +80,9 @@ def audit(
     for kind, topic in sources:
         messages, spans[kind] = read(topic)
         inputs.extend(spans[kind])
-        for m in messages:
-            events += 1
-            raw = m.value
-            kept.append(Kept(kind=kind, partition=m.partition, offset=m.offset, value=raw))
-            out = fold.feed(kind, raw)
-            records.extend(out)
-            if not any(isinstance(r, Rejected) for r in out):
-                at = _at(raw)
-                if at is not None and (newest is None or at > newest):
-                    newest = at
-    boards = [b for t in fold.tables if (b := fold.stats(t)) is not None]
-    expected = outputs(records, boards)
+        kept.extend(
+            Kept(kind=kind, partition=m.partition, offset=m.offset, value=m.value) for m in messages
+        )
     out_spans: dict[str, list[Span]] = {}
     found_by_role: dict[str, list[Message]] = {}
     for role, topic in (
@@ -125,18 +103,17 @@ def audit(
         rejected_keys=[m.key for m in found_by_role["rejected"]],
         table_stats={_key(m.key): m.value for m in found_by_role["table-stats"]},
     )
-    scope = Scope(spans["rounds"], spans["bets"], out_spans, kept)
-    waiting = list(fold.waiting())
-    checkable = [b for b in waiting if scope.round(b.table_id, b.round_id) is None]
+    judged = judge(kept, {**spans, **out_spans}, found, s.horizon)
+    newest = judged.newest
     return Audit(
         bootstrap=s.kafka_bootstrap,
-        events_in=events,
-        report=compare(expected, found, scope),
-        pending=pending(checkable, newest, now or datetime.now(UTC)),
+        events_in=judged.events,
+        report=judged.report,
+        pending=pending(judged.waiting, newest, now or datetime.now(UTC)),
         newest_at=None if newest is None else newest.isoformat(),
         seconds=round(time.monotonic() - started, 3),
         window=Window(inputs=inputs, outputs=[x for v in out_spans.values() for x in v]),
-        pending_unchecked=len(waiting) - len(checkable),
+        pending_unchecked=judged.waiting_unchecked,
     )
 
 
@@ -179,13 +156,6 @@ def _stamp(ms: int) -> str | None:
         return None
     at = datetime.fromtimestamp(ms / 1000, UTC)
     return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _at(raw: bytes) -> datetime | None:
-    try:
-        return _STAMP.decode(raw).at
-    except msgspec.DecodeError:
-        return None
 
 
 def _key(key: bytes | None) -> str:

@@ -141,8 +141,6 @@ class Scope:
         bets_cut = self._span("bets", table).cut
         if not (rounds_cut or bets_cut):
             return None
-        if (table, round_id) in self.doubtful:
-            return LINKED
         ordinal = self.opened.get(table, {}).get(round_id)
         if ordinal is None:
             # with the whole rounds[p], a round never opened can have no record at all
@@ -151,23 +149,27 @@ class Scope:
             bound = self.bound.get(table)
             if bound is None or ordinal < bound + 2:
                 return BETS_BEFORE
-        return None
+        return LINKED if (table, round_id) in self.doubtful else None
 
     def link(self, records: Iterable[tuple[str, str, str]]) -> None:
-        """Rounds that share a bet id (records' and kept bets') with a round that cannot be checked
-        cannot be checked either: one of them may be a repeat judged against a removed copy."""
+        """Rounds of a table that share a bet id (records' and kept bets') with a round that cannot
+        be checked cannot be checked either: one may be a repeat judged against a removed copy.
+        (The fold judges repeats within a table, so only the table's own rounds are tied.)"""
         if not self.inputs_cut:
             return
-        by_bet: dict[str, set[Round]] = {bet: set(rounds) for bet, rounds in self.bets.items()}
+        by_bet: dict[tuple[str, str], set[str]] = {}
+        for bet_id, rounds in self.bets.items():
+            for table, round_id in rounds:
+                by_bet.setdefault((table, bet_id), set()).add(round_id)
         for table, round_id, bet_id in records:
-            by_bet.setdefault(bet_id, set()).add((table, round_id))
-        shared = [rounds for rounds in by_bet.values() if len(rounds) > 1]
+            by_bet.setdefault((table, bet_id), set()).add(round_id)
+        shared = [[(table, r) for r in ids] for (table, _), ids in by_bet.items() if len(ids) > 1]
         changed = True
-        while changed:
+        while changed:  # each pass adds rounds to `doubtful`, a finite set: it ends
             changed = False
-            for rounds in shared:
-                if any(self.round(*r) for r in rounds):
-                    fresh = {r for r in rounds if self.round(*r) is None}
+            for tied in shared:
+                if any(self.round(*r) for r in tied):
+                    fresh = {r for r in tied if r not in self.doubtful and self.round(*r) is None}
                     if fresh:
                         self.doubtful |= fresh
                         changed = True

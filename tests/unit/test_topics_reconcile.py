@@ -87,4 +87,5 @@ def test_a_state_topic_with_fewer_partitions_than_the_inputs_is_a_problem() -> N
 def test_topics_that_do_not_exist_are_left_to_creation() -> None:
     verdict = reconcile(SETTINGS, plan(SETTINGS), {})
     assert verdict == reconcile(SETTINGS, [], {})
-    assert verdict.changes == verdict.right == verdict.cannot == verdict.problems == []
+    assert verdict.changes == []
+    assert verdict.right == verdict.cannot == verdict.problems == []
