@@ -154,8 +154,10 @@ def parser() -> argparse.ArgumentParser:
         help="audit a cluster: committed output against an offline fold of the input topics",
         description="Read rounds and bets from the beginning, fold them offline, and compare with "
         "the committed settlements, refunds, rejected and table-stats: report every missing, "
-        "duplicated, unexpected or differing record, and the bets still pending. Exit 0 when all "
-        "agree, 1 when not, 2 when the topics cannot be read.",
+        "duplicated, unexpected or differing record, and the bets still pending. When retention "
+        "removed the head of a partition, it says which window it verified and counts what it "
+        "could not check, never as findings. Exit 0 when all checkable records agree, 1 when "
+        "not, 2 when the topics cannot be read.",
     )
     verify.add_argument("--bootstrap", help="Kafka bootstrap servers (default: KAFKA_BOOTSTRAP)")
     verify.add_argument("--json", action="store_true", help="print a JSON summary")

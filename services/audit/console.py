@@ -85,7 +85,13 @@ def text(result: Audit, limit: int) -> str:
     lines = [
         f"croupier verify at {result.bootstrap} ({result.seconds:.1f} s)",
         f"  input    {result.events_in} events (newest at {result.newest_at or '-'})",
-        f"  output   {report.checked} committed records checked against {report.expected} computed",
+        (
+            f"  output   {report.checked} committed records checked against "
+            f"{report.expected} computed"
+            if not report.not_checkable
+            else f"  output   {report.checked} committed records read, {report.expected} computed "
+            "from the window"
+        ),
         "  found    " + ", ".join(f"{counts[k]} {k}" for k in KINDS),
         f"  pending  {len(result.pending)} bets waiting for their round's fate",
         *_window(result),
