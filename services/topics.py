@@ -20,7 +20,7 @@ from kafka.admin import (  # type: ignore[import-untyped]
     KafkaAdminClient,
     NewTopic,
 )
-from kafka.errors import TopicAlreadyExistsError  # type: ignore[import-untyped]
+from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
 
 from services.settings import Settings
 
@@ -198,10 +198,20 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
         created = {p.name for p in missing}
         existing = _existing(admin, wanted)
         verdict = reconcile(settings, wanted, existing)  # a topic created meanwhile too
-        _apply(admin, verdict.changes)
-        _settle(admin, settings, wanted, verdict.changes)
-        for change in verdict.changes:
+        refused = _apply(admin, verdict.changes)
+        done = [c for c in verdict.changes if c.topic not in refused]
+        _settle(admin, settings, wanted, done)
+        for change in done:
             print(f"changed {change.topic}: {change.key} {change.old} -> {change.new}", file=out)
+        for topic, why in sorted(refused.items()):
+            keys = ", ".join(
+                f"{c.key} {c.old} -> {c.new}" for c in verdict.changes if c.topic == topic
+            )
+            print(
+                f"cannot fix {topic}: the broker refused to set {keys} ({why}); run `croupier "
+                "topics` as a client allowed to alter topic configs (ALTER_CONFIGS)",
+                file=out,
+            )
         for name in verdict.right:
             if name in created:
                 continue
@@ -210,8 +220,14 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
             print(f"cannot fix {line}", file=out)
         for problem in verdict.problems:
             print(f"problem {problem}", file=out)
-        if not missing and not verdict.changes:
-            print("nothing changed: every topic exists with its planned configuration", file=out)
+        if not missing and not done:
+            fits = not (refused or verdict.cannot or verdict.problems)
+            print(
+                "nothing changed: every topic exists with its planned configuration"
+                if fits
+                else "nothing changed; what is left to fix is said above",
+                file=out,
+            )
         return verdict.problems
     finally:
         admin.close()
@@ -234,25 +250,24 @@ def _existing(admin: KafkaAdminClient, wanted: list[Plan]) -> dict[str, Existing
     return found
 
 
-def _apply(admin: KafkaAdminClient, changes: list[Change]) -> None:
-    """Set the changed keys, topic by topic; the other keys of a topic stay as they are."""
+def _apply(admin: KafkaAdminClient, changes: list[Change]) -> dict[str, str]:
+    """Set the changed keys, topic by topic (the other keys of a topic stay as they are);
+    return why the broker refused, per topic (a client without ALTER_CONFIGS rights, say)."""
     by_topic: dict[str, dict[str, str]] = {}
     for change in changes:
         by_topic.setdefault(change.topic, {})[change.key] = change.new
     if not by_topic:
-        return
-    results = admin.alter_configs(
-        [
-            ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
-            for topic, configs in by_topic.items()
-        ]
-    ).get("topic", {})
-    failed = {topic: result for topic, result in results.items() if result != "OK"}
-    if failed:
-        raise RuntimeError(
-            f"the broker refused to alter {failed}; check the broker's log and the client's ACLs "
-            "(ALTER_CONFIGS), then run `croupier topics` again"
-        )
+        return {}
+    try:
+        results = admin.alter_configs(
+            [
+                ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
+                for topic, configs in by_topic.items()
+            ]
+        ).get("topic", {})
+    except (KafkaError, ValueError) as error:
+        return dict.fromkeys(by_topic, repr(error))
+    return {topic: str(result) for topic, result in results.items() if result != "OK"}
 
 
 def _settle(
@@ -261,8 +276,10 @@ def _settle(
     """Wait until the brokers report what was altered (KRaft applies it a moment later), so that
     what this run printed is what the next run sees; give up after SETTLE seconds."""
     deadline = time.monotonic() + SETTLE
-    while changes and time.monotonic() < deadline:
-        if not reconcile(settings, wanted, _existing(admin, wanted)).changes:
+    keys = {(c.topic, c.key) for c in changes}
+    while keys and time.monotonic() < deadline:
+        pending = reconcile(settings, wanted, _existing(admin, wanted)).changes
+        if not any((c.topic, c.key) in keys for c in pending):
             return
         time.sleep(0.1)
 
