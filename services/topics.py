@@ -35,6 +35,10 @@ SETTLE = 10.0
 """Seconds to wait for altered configuration to be reported by the brokers."""
 
 
+STATE_SEGMENT = 16 * 1024 * 1024
+"""Bytes of a segment of the state topic: only closed segments are compacted."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     name: str
@@ -67,7 +71,14 @@ def plan(settings: Settings) -> list[Plan]:
         Plan(
             name=settings.topic_state,
             partitions=settings.partitions,
-            config={"cleanup.policy": "compact", "max.message.bytes": str(MAX_MESSAGE)},
+            config={
+                "cleanup.policy": "compact",
+                "max.message.bytes": str(MAX_MESSAGE),
+                # A restore reads what compaction left plus the dirty tail: small segments and a
+                # low dirty ratio keep that tail near the size of the state itself.
+                "segment.bytes": str(STATE_SEGMENT),
+                "min.cleanable.dirty.ratio": "0.1",
+            },
         ),
     ]
     return inputs + outputs

@@ -36,8 +36,9 @@ def test_a_wrong_retention_and_cleanup_policy_are_changed_to_the_plan() -> None:
 
 def test_a_state_topic_created_with_delete_policy_is_made_compacted() -> None:
     existing = _as_planned()
+    planned = existing["settlement-state"].config
     existing["settlement-state"] = Existing(
-        partitions=4, config={"cleanup.policy": "delete", "max.message.bytes": "8388608"}
+        partitions=4, config={**planned, "cleanup.policy": "delete"}
     )
     verdict = reconcile(SETTINGS, plan(SETTINGS), existing)
     assert verdict.changes == [
