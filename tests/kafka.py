@@ -99,7 +99,10 @@ def environment(settings: Settings) -> dict[str, str]:
     """The environment that gives a worker process these settings."""
     env = dict(os.environ)
     for name, value in settings.model_dump().items():
-        env[f"CROUPIER_{name.upper()}"] = str(value)
+        if value is None:  # unset (an instance id): not the string "None"
+            env.pop(f"CROUPIER_{name.upper()}", None)
+        else:
+            env[f"CROUPIER_{name.upper()}"] = str(value)
     env["KAFKA_BOOTSTRAP"] = settings.kafka_bootstrap
     return env
 
