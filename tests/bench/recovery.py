@@ -19,14 +19,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import re
 import signal
 import statistics
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
 
 from services.audit.reader import committed_lag
@@ -47,27 +45,10 @@ from tests.bench.pipeline import (
     worker,
 )
 from tests.kafka import ROOT, isolated_settings, table_of
+from tests.worker_log import Restore, restored
 
 LOGS = ROOT / "test-output" / "bench-recovery"
-READY = re.compile(
-    r"tasks \[(?P<tasks>[\d, ]*)\] ready: (?:(?P<records>\d+) state records \((?P<bytes>\d+) "
-    r"bytes\) restored, )?(?P<events>\d+) committed events refolded in (?P<seconds>[\d.]+) s"
-)
-STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 NEW_ROUND_BETS = 10
-
-
-@dataclass(kw_only=True)
-class Restore:
-    """What a worker's log says about its tasks becoming ready, summed over its ready lines."""
-
-    tasks: list[int] = field(default_factory=list)
-    records: int | None = None
-    size: int | None = None
-    events: int = 0
-    seconds: float = 0.0
-    first_line: float | None = None
-    ready_at: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,31 +65,6 @@ class Takeover:
     started_at: float
     rss_caught_up: int
     rss_takeover: int
-
-
-def restored(log: Path) -> Restore:
-    """The ready lines of a worker log, and the wall-clock times of its first and last one."""
-    found = Restore()
-    for line in log.read_text(errors="replace").splitlines():
-        stamp = STAMP.match(line)
-        at = _epoch(stamp.group(1)) if stamp else None
-        if found.first_line is None and at is not None:
-            found.first_line = at
-        ready = READY.search(line)
-        if ready is None:
-            continue
-        found.tasks += [int(t) for t in ready["tasks"].split(",") if t.strip()]
-        if ready["records"] is not None:
-            found.records = (found.records or 0) + int(ready["records"])
-            found.size = (found.size or 0) + int(ready["bytes"])
-        found.events += int(ready["events"])
-        found.seconds += float(ready["seconds"])
-        found.ready_at = at
-    return found
-
-
-def _epoch(stamp: str) -> float:
-    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
 
 def rss(process: subprocess.Popen[bytes]) -> int:
