@@ -314,3 +314,35 @@ def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState) -> None
         if rnd.phase not in FINAL:
             rnd.waiting.append(bet)
             fold.pending += 1
+
+
+TASK_KEY: Final = _ENCODER.encode(("task",))
+"""The key of a task's position: the input offsets its state is the fold of."""
+
+
+class Position(msgspec.Struct, frozen=True, kw_only=True, tag="task", gc=False):
+    """Written in every transaction: the state is the fold of the input below these offsets."""
+
+    v: int
+    rounds: int
+    bets: int
+
+
+_POSITION: Final = msgspec.json.Decoder(Position)
+
+
+def position_entry(rounds: int, bets: int) -> Entry:
+    return (TASK_KEY, _ENCODER.encode(Position(v=VERSION, rounds=rounds, bets=bets)))
+
+
+def read_position(raw: bytes) -> Position:
+    try:
+        position = _POSITION.decode(raw)
+    except msgspec.DecodeError as error:
+        raise StateError(f"unreadable position record: {error}") from None
+    if position.v != VERSION:
+        raise StateError(
+            f"the position record is of format version {position.v}; this croupier reads "
+            f"version {VERSION}"
+        )
+    return position
