@@ -137,7 +137,7 @@ def test_a_takeover_after_the_inputs_start_was_deleted_restores_or_blocks_a_corr
     with cluster(settings, "truncated") as workers:
         workers.spawn("a")
         workers.spawn("b")
-        feeder = Feeder(settings, [], rate=1.0)
+        feeder = Feeder(settings, [], rate=1.0).start()
         feeder.publish(history + heads)
         wait_caught_up(settings)
         cut = truncate(settings)
@@ -188,7 +188,7 @@ def test_a_corrupt_state_record_with_the_whole_input_refolds_and_rewrites_the_st
     with cluster(settings, "corrupt") as workers:
         workers.spawn("a")
         workers.spawn("b")
-        feeder = Feeder(settings, [], rate=1.0)
+        feeder = Feeder(settings, [], rate=1.0).start()
         feeder.publish(tables(SEED + 5, tables=TABLES, rounds=10))
         wait_caught_up(settings)
         input_events = sum(ends(settings, [partition]).values())
