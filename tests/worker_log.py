@@ -28,8 +28,9 @@ class Restore:
     ready_at: float | None = None
 
 
-def restored(log: Path) -> Restore:
-    """The ready lines of a worker log, and the wall-clock times of its first line and last one.
+def restored(log: Path, since: float | None = None) -> Restore:
+    """The ready lines of a worker log (those logged from `since` on, a wall-clock time, if given),
+    and the wall-clock times of its first line and last one.
 
     `records` stays None when no line reports state records (an engine that only refolds).
     """
@@ -37,6 +38,8 @@ def restored(log: Path) -> Restore:
     for line in log.read_text(errors="replace").splitlines():
         stamp = STAMP.match(line)
         at = _epoch(stamp.group(1)) if stamp else None
+        if since is not None and (at is None or at < since):
+            continue
         if found.first_line is None and at is not None:
             found.first_line = at
         ready = READY.search(line)

@@ -158,6 +158,18 @@ class Cluster:
             time.sleep(0.1)
         raise TimeoutError(f"no worker took partition {partition} within {timeout:.0f} s")
 
+    def balanced(self, timeout: float = 60.0) -> None:
+        """Until every worker runs at least one task and every partition has one (a new group
+        waits for the broker's initial rebalance delay, 3 s, before it takes a second member)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            answers = [w.health() for w in self.workers]
+            tasks = [set((a or {}).get("tasks", [])) for a in answers]
+            if all(tasks) and set().union(*tasks) == set(range(self.settings.partitions)):
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"the workers did not share the tasks within {timeout:.0f} s")
+
     def pending(self) -> int:
         total = 0
         for worker in self.workers:
@@ -350,13 +362,19 @@ def wait_committed(settings: Settings, partition: int, timeout: float = 120.0) -
             except KafkaError:  # a young broker: the group coordinator may not be elected yet
                 offsets = {}
             committed = offsets.get(settings.group_id, {})
-            if all(tp in committed and committed[tp].offset >= ends[tp] for tp in tps):
+            if all(_offset(committed, tp) >= ends[tp] for tp in tps):
                 return
             time.sleep(0.2)
         raise TimeoutError(f"partition {partition} not committed up to {ends} in {timeout:.0f} s")
     finally:
         consumer.close()
         admin.close()
+
+
+def _offset(committed: dict[TopicPartition, Any], tp: TopicPartition) -> int:
+    """A partition's committed offset; 0 when none was ever committed (an empty partition)."""
+    meta = committed.get(tp)
+    return int(meta.offset) if meta is not None and meta.offset >= 0 else 0
 
 
 def copies(settings: Settings, marker: bytes) -> tuple[int, int]:

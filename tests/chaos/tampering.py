@@ -3,6 +3,8 @@ corrupt a state record."""
 
 from __future__ import annotations
 
+import time
+
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 
@@ -75,3 +77,35 @@ def state_writes(settings: Settings, partition: int) -> tuple[int, int]:
         finally:
             consumer.close()
     return counts[0], counts[1]
+
+
+class OpenTransaction:
+    """Whether a transaction has written to a partition and not finished yet: its high watermark
+    (uncommitted records included) past its last stable offset (what read_committed may read)."""
+
+    def __init__(self, settings: Settings, topic: str, partition: int) -> None:
+        self.tp = TopicPartition(topic, partition)
+        self.sides = [
+            KafkaConsumer(
+                bootstrap_servers=settings.kafka_bootstrap, group_id=None, isolation_level=level
+            )
+            for level in ("read_uncommitted", "read_committed")
+        ]
+
+    def written(self) -> int:
+        """Records of the open transaction written so far (0 when none is open)."""
+        high, stable = (side.end_offsets([self.tp])[self.tp] for side in self.sides)
+        return int(high - stable)
+
+    def wait(self, least: int, timeout: float = 60.0) -> float:
+        """Until an open transaction has written at least `least` records; the seconds waited."""
+        started = time.monotonic()
+        while self.written() < least:
+            if time.monotonic() - started > timeout:
+                raise TimeoutError(f"no open transaction wrote {least} records to {self.tp}")
+            time.sleep(0.001)
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        for side in self.sides:
+            side.close()

@@ -28,11 +28,11 @@ from tests.chaos.cluster import (
 )
 from tests.chaos.conftest import Broker
 from tests.chaos.streams import BIG, Tagged, big_round, tables
-from tests.chaos.tampering import corrupt, ends, state_writes, truncate
+from tests.chaos.tampering import OpenTransaction, corrupt, ends, state_writes, truncate
 from tests.kafka import create_topics, isolated_settings, table_of
 from tests.worker_log import Restore, restored
 
-TABLES = 8
+TABLES = 12
 BLOCKED_METRIC = re.compile(rb"^croupier_tasks_blocked(\{[^}]*\})? 1(\.0)?$", re.MULTILINE)
 
 
@@ -48,20 +48,38 @@ def ready(worker: Worker, timeout: float = 60.0) -> Restore:
 
 
 def kill_in_state_write(
-    workers: Cluster, feeder: Feeder, messages: Tagged, topic: str, partition: int
+    workers: Cluster, feeder: Feeder, messages: Tagged, partition: int
 ) -> tuple[Worker, float]:
-    """Publish `messages` (background traffic held) and kill -9 the owner of `partition` the
-    moment the first record of the batch reading them lands in `topic`; start its replacement."""
+    """Publish a 10,000-bet round's bets (background traffic held) and kill -9 the owner of
+    `partition` while a transaction has written part of their state and not committed it; start
+    its replacement."""
     owner = workers.owner(partition)
-    marks = Watermarks(workers.settings, topic)
+    watch = OpenTransaction(workers.settings, workers.settings.topic_state, partition)
+    try:
+        with feeder.quiet():
+            sending = threading.Thread(target=feeder.publish, args=(messages,))
+            sending.start()
+            delay = watch.wait(least=2)
+            replacement = workers.replace(owner)
+            sending.join()
+    finally:
+        watch.close()
+    return replacement, delay
+
+
+def kill_in_settlement(
+    workers: Cluster, feeder: Feeder, messages: Tagged, partition: int
+) -> tuple[Worker, float]:
+    """Publish a round's result and kill -9 its owner at the first settlement written (as the
+    worker kill fault aims): the round's state change is in the same open transaction."""
+    owner = workers.owner(partition)
+    marks = Watermarks(workers.settings, workers.settings.topic_settlements)
     try:
         with feeder.quiet():
             before = marks.total()
-            sending = threading.Thread(target=feeder.publish, args=(messages,))
-            sending.start()
-            delay = marks.wait_above(before, timeout=60)
+            feeder.publish(messages)
+            delay = marks.wait_above(before)
             replacement = workers.replace(owner)
-            sending.join()
     finally:
         marks.close()
     return replacement, delay
@@ -83,17 +101,13 @@ def test_a_worker_killed_while_its_state_change_is_written_restores_exactly(
         workers.spawn("a")
         workers.spawn("b")
         feeder = Feeder(settings, background, rate=len(background) / 30).start()
-        time.sleep(3)
+        workers.balanced()
         before = state_writes(settings, partition)
-        replacement, at_bets = kill_in_state_write(
-            workers, feeder, head, settings.topic_state, partition
-        )
+        replacement, at_bets = kill_in_state_write(workers, feeder, head, partition)
         wait_committed(settings, partition)
         after_bets = ready(replacement)
         middle = state_writes(settings, partition)
-        replacement, at_result = kill_in_state_write(
-            workers, feeder, result, settings.topic_settlements, partition
-        )
+        replacement, at_result = kill_in_settlement(workers, feeder, result, partition)
         after_result = ready(replacement)
         feeder.finish()
         wait_caught_up(settings)
@@ -140,6 +154,7 @@ def test_a_takeover_after_the_inputs_start_was_deleted_restores_or_blocks_a_corr
         feeder = Feeder(settings, [], rate=1.0).start()
         feeder.publish(history + heads)
         wait_caught_up(settings)
+        workers.balanced()
         cut = truncate(settings)
         corrupt(settings, blocked, table_key(names[0].decode()))
         say(f"truncated: inputs deleted up to {sum(cut.values())} records; task {blocked} corrupt")
@@ -191,17 +206,20 @@ def test_a_corrupt_state_record_with_the_whole_input_refolds_and_rewrites_the_st
         feeder = Feeder(settings, [], rate=1.0).start()
         feeder.publish(tables(SEED + 5, tables=TABLES, rounds=10))
         wait_caught_up(settings)
+        workers.balanced()
         input_events = sum(ends(settings, [partition]).values())
         corrupt(settings, partition, table_key(table))
-        first = workers.replace(workers.owner(partition))
+        cut = time.time()
+        workers.replace(workers.owner(partition))
         feeder.publish(tables(SEED + 6, tables=TABLES, rounds=3, first_round=10))
         wait_caught_up(settings)
-        refold = ready(first)
+        refold = restored(workers.owner(partition).log, since=cut)
         assert refold.events >= input_events, f"task {partition} not refolded: {refold}"
-        second = workers.replace(workers.owner(partition))
+        cut = time.time()
+        workers.replace(workers.owner(partition))
         feeder.publish(tables(SEED + 8, tables=TABLES, rounds=3, first_round=13))
         wait_caught_up(settings)
-        again = ready(second)
+        again = restored(workers.owner(partition).log, since=cut)
         assert again.records and again.events == 0, f"not restored from the state: {again}"
         feeder.finish()
         note = (
