@@ -156,3 +156,31 @@ def test_a_lost_state_over_truncated_input_blocks_its_task_and_says_what_to_do(k
         stop(worker)
     log = log_path(settings, "blocked").read_text(errors="replace")
     assert "task 1 blocked, nothing of it is settled" in log
+
+
+def test_tasks_that_stay_on_their_worker_when_another_joins_resume_without_a_restore(
+    kafka: str,
+) -> None:
+    settings = isolated_settings(kafka, partitions=4)
+    first, second = _two_histories(settings)
+    staying = spawn(settings, "staying", loglevel="info")
+    joining = None
+    try:
+        wait_caught_up(settings)
+        joining = spawn(settings, "joining", loglevel="info")
+        deadline = time.monotonic() + 60
+        log = log_path(settings, "staying")
+        while "resumed without a restore" not in log.read_text(errors="replace"):
+            assert time.monotonic() < deadline, "no task stayed on the first worker"
+            time.sleep(0.3)
+        publish(settings, second, seed=2)
+        wait_caught_up(settings)
+    finally:
+        stop(staying)
+        if joining is not None:
+            stop(joining)
+    text = log_path(settings, "staying").read_text(errors="replace")
+    kept = re.search(r"tasks \[([0-9, ]+)\] stay here: resumed without a restore", text)
+    assert kept is not None
+    assert 0 < len(kept.group(1).split(",")) < 4
+    _assert_equals_replay(settings, first, second)
