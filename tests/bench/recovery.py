@@ -57,6 +57,7 @@ class Takeover:
 
     events: int
     durable: bool
+    live: bool
     publish_s: float
     catch_up_s: float
     caught_up: Restore
@@ -132,7 +133,21 @@ def wait_settled(s: Settings, process: subprocess.Popen[bytes], timeout: float =
     return time.monotonic() - started
 
 
-def takeover(events: int, tables: int, partitions: int, durable: bool) -> Takeover:
+def one_round_each(s: Settings, tables: int) -> None:
+    """Publish one new round on every table, as a live floor goes on after a catch-up."""
+    out = producer()
+    for t in range(tables):
+        table = f"T{t:03d}"
+        for kind, raw in new_round(table)[1]:
+            topic = s.topic_rounds if kind == "rounds" else s.topic_bets
+            out.send(topic, value=raw, key=table.encode())
+    out.flush()
+    out.close()
+
+
+def takeover(
+    events: int, tables: int, partitions: int, durable: bool, live: bool = False
+) -> Takeover:
     s = isolated_settings(BOOTSTRAP, partitions=partitions, durable_state=durable)
     ensure(s, io.StringIO())
     tag = f"{events}-{'on' if durable else 'off'}"
@@ -146,6 +161,9 @@ def takeover(events: int, tables: int, partitions: int, durable: bool) -> Takeov
     first = worker(s, f"{tag}-w0-first", LOGS, "info", CROUPIER_INSTANCE_ID="w0")
     try:
         catch_up_s = wait_settled(s, first)
+        if live:
+            one_round_each(s, tables)
+            wait_settled(s, first)
         rss_caught_up = rss(first)
     except BaseException:
         stop([first])
@@ -155,6 +173,7 @@ def takeover(events: int, tables: int, partitions: int, durable: bool) -> Takeov
     return Takeover(
         events=published,
         durable=durable,
+        live=live,
         publish_s=publish_s,
         catch_up_s=catch_up_s,
         caught_up=restored(LOGS / f"{tag}-w0-first.log"),
@@ -217,7 +236,8 @@ def report(t: Takeover) -> list[str]:
         else f"{r.records:,} state records ({(r.size or 0) / 2**20:.1f} MiB) read"
     )
     lines = [
-        f"history {t.events:,} events, durable state {'on' if t.durable else 'off'}:",
+        f"history {t.events:,} events, durable state {'on' if t.durable else 'off'}"
+        f"{', one more round on every table before the kill' if t.live else ''}:",
         f"  takeover (replacement start to the new round readable)  {t.takeover_s:6.2f} s",
         f"  restore: {state}, {r.events:,} input events refolded, {r.seconds:.2f} s (tasks {sorted(r.tasks)})",
     ]
@@ -285,11 +305,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="throughput runs of each setting")
     parser.add_argument("--latency-rounds", type=int, default=10)
     parser.add_argument("--no-pipeline", action="store_true", help="takeovers only")
+    parser.add_argument(
+        "--one-more-round",
+        action="store_true",
+        help="after the catch-up, one round on every table settled before the kill",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",") if size]
     modes = [mode == "on" for mode in args.takeover_state.split(",")]
     lines: list[str] = []
-    results = [takeover(n, args.tables, args.partitions, d) for d in modes for n in sizes]
+    results = [
+        takeover(n, args.tables, args.partitions, d, args.one_more_round)
+        for d in modes
+        for n in sizes
+    ]
     for t in results:
         lines += report(t)
     for durable in modes:
