@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,20 +44,33 @@ class Worker:
     port: int
     process: subprocess.Popen[bytes]
     log: Path
+    instance: str | None = None
     paused: bool = False
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def health(self, timeout: float = 2.0) -> dict[str, Any] | None:
-        """The /health answer, or None when the worker does not answer (yet)."""
+        """The /health answer (also when it is a 503), or None when the worker does not answer."""
+        answer = self.page("/health", timeout)
+        if answer is None:
+            return None
+        try:
+            found: dict[str, Any] = json.loads(answer[1])
+            return found
+        except ValueError:
+            return None
+
+    def page(self, path: str, timeout: float = 2.0) -> tuple[int, bytes] | None:
+        """The HTTP status and body of one of the worker's pages, or None when it does not answer."""
         try:
             with urllib.request.urlopen(
-                f"http://127.0.0.1:{self.port}/health", timeout=timeout
+                f"http://127.0.0.1:{self.port}{path}", timeout=timeout
             ) as r:
-                answer: dict[str, Any] = json.loads(r.read())
-                return answer
-        except (OSError, ValueError):
+                return r.status, r.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+        except OSError:
             return None
 
     def signal(self, sig: signal.Signals) -> None:
@@ -75,7 +89,8 @@ class Cluster:
     spawned: int = 0
     retired: list[Worker] = field(default_factory=list)
 
-    def spawn(self) -> Worker:
+    def spawn(self, instance: str | None = None) -> Worker:
+        """Start a worker; with `instance`, a static group member of that id."""
         LOGS.mkdir(parents=True, exist_ok=True)
         port = free_port("127.0.0.1")
         name = f"{self.name}-{self.spawned}"
@@ -85,6 +100,8 @@ class Cluster:
             "CROUPIER_WEB_PORT": str(port),
             "PYTHONUNBUFFERED": "1",
         }
+        if instance is not None:
+            env["CROUPIER_INSTANCE_ID"] = instance
         log = LOGS / f"{self.settings.group_id}-{name}.log"
         with open(log, "wb") as out:
             process = subprocess.Popen(
@@ -94,7 +111,7 @@ class Cluster:
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-        worker = Worker(name=name, port=port, process=process, log=log)
+        worker = Worker(name=name, port=port, process=process, log=log, instance=instance)
         self.workers.append(worker)
         return worker
 
@@ -111,6 +128,11 @@ class Cluster:
         self.kills += 1
         self.workers.remove(worker)
         self.retired.append(worker)
+
+    def replace(self, worker: Worker) -> Worker:
+        """kill -9, and at once a replacement with the same instance id (a restarted pod)."""
+        self.kill(worker)
+        return self.spawn(worker.instance)
 
     def stop(self, worker: Worker) -> None:
         """A clean shutdown (SIGTERM), as an operator scaling down does."""
@@ -135,6 +157,18 @@ class Cluster:
                 return found
             time.sleep(0.1)
         raise TimeoutError(f"no worker took partition {partition} within {timeout:.0f} s")
+
+    def balanced(self, timeout: float = 60.0) -> None:
+        """Until every worker runs at least one task and every partition has one (a new group
+        waits for the broker's initial rebalance delay, 3 s, before it takes a second member)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            answers = [w.health() for w in self.workers]
+            tasks = [set((a or {}).get("tasks", [])) for a in answers]
+            if all(tasks) and set().union(*tasks) == set(range(self.settings.partitions)):
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"the workers did not share the tasks within {timeout:.0f} s")
 
     def pending(self) -> int:
         total = 0
@@ -328,13 +362,19 @@ def wait_committed(settings: Settings, partition: int, timeout: float = 120.0) -
             except KafkaError:  # a young broker: the group coordinator may not be elected yet
                 offsets = {}
             committed = offsets.get(settings.group_id, {})
-            if all(tp in committed and committed[tp].offset >= ends[tp] for tp in tps):
+            if all(_offset(committed, tp) >= ends[tp] for tp in tps):
                 return
             time.sleep(0.2)
         raise TimeoutError(f"partition {partition} not committed up to {ends} in {timeout:.0f} s")
     finally:
         consumer.close()
         admin.close()
+
+
+def _offset(committed: dict[TopicPartition, Any], tp: TopicPartition) -> int:
+    """A partition's committed offset; 0 when none was ever committed (an empty partition)."""
+    meta = committed.get(tp)
+    return int(meta.offset) if meta is not None and meta.offset >= 0 else 0
 
 
 def copies(settings: Settings, marker: bytes) -> tuple[int, int]:

@@ -1,0 +1,339 @@
+"""`make bench-recovery`: takeover after kill -9 against the length of the history, and what the
+durable state costs the pipeline.
+
+1. Takeover, for each history size (200,000 and 2,000,000 events; `--sizes`): a generated floor
+   (`--tables`, every contract case, enough rounds per table that each holds a full horizon, so
+   the state is the same size at both lengths) is published; one worker (`CROUPIER_INSTANCE_ID=w0`)
+   settles it all (committed lag 0); it is killed -9; a replacement with the same instance id is
+   started and one new round is published on a table of the floor. Takeover is the time from the
+   replacement's start until that round's settlements are readable with read_committed. Printed
+   with what the replacement's log says it restored and refolded, where the time went (process
+   start, group join, restore, first round), and the worker's RSS after catch-up and after
+   takeover.
+2. `make bench-kafka`'s throughput (settled bets/s over preloaded input) and 10,000-bet round
+   latency, with `CROUPIER_DURABLE_STATE` true and false, runs taking turns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import signal
+import statistics
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from services.audit.reader import committed_lag
+from services.settings import Settings
+from services.simulation.streams import Profile, generate
+from services.topics import ensure
+from tests.bench.pipeline import (
+    BOOTSTRAP,
+    latency,
+    p99,
+    percentiles,
+    preload,
+    producer,
+    say,
+    settled_rate,
+    stop,
+    variant,
+    worker,
+)
+from tests.kafka import ROOT, isolated_settings, table_of
+from tests.worker_log import Restore, restored
+
+LOGS = ROOT / "test-output" / "bench-recovery"
+NEW_ROUND_BETS = 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class Takeover:
+    """One history size's figures."""
+
+    events: int
+    durable: bool
+    live: bool
+    publish_s: float
+    catch_up_s: float
+    caught_up: Restore
+    restore: Restore
+    takeover_s: float
+    started_at: float
+    rss_caught_up: int
+    rss_takeover: int
+
+
+def rss(process: subprocess.Popen[bytes]) -> int:
+    """Resident set size of a running process, in bytes (from /proc)."""
+    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise LookupError(f"no VmRSS for process {process.pid}")
+
+
+def history(s: Settings, events: int, tables: int) -> int:
+    """Publish a generated floor of `tables` tables until about `events` events; returns how many."""
+    out = producer()
+    published = 0
+    chunk = 0
+    while published < events:
+        streams = generate(
+            1000 + chunk, tables=tables, rounds=10, profile=Profile(), first_round=chunk * 10
+        )
+        for raw in streams.rounds:
+            out.send(s.topic_rounds, value=raw, key=table_of(raw))
+        for raw in streams.bets:
+            out.send(s.topic_bets, value=raw, key=table_of(raw))
+        published += len(streams.rounds) + len(streams.bets)
+        chunk += 1
+        if chunk % 25 == 0:
+            say(f"  published {published:,} events")
+    out.flush()
+    out.close()
+    return published
+
+
+def new_round(table: str) -> tuple[str, list[tuple[str, bytes]]]:
+    """A Sic Bo round of a few bets on `table`: its id and its messages, in order."""
+    round_id = f"takeover-{uuid.uuid4().hex[:8]}"
+    head = f'"v":1,"table_id":"{table}","round_id":"{round_id}","at":"2026-12-01T12:00:00Z"'
+    messages = [
+        ("rounds", f'{{"type":"round.opened","event_id":"{round_id}-o",{head},"game":"sicbo"}}')
+    ]
+    for seq in range(1, NEW_ROUND_BETS + 1):
+        body = (
+            f'{{"type":"bet.placed","event_id":"{round_id}-{seq}",{head},"bet_id":"{round_id}-{seq}",'
+            f'"player_id":"P{seq}","seq":{seq},"kind":"big","stake":100,"currency":"EUR"}}'
+        )
+        messages.append(("bets", body))
+    closed = f'"last_seq":{NEW_ROUND_BETS}'
+    messages.append(
+        ("rounds", f'{{"type":"round.betting_closed","event_id":"{round_id}-c",{head},{closed}}}')
+    )
+    messages.append(
+        ("rounds", f'{{"type":"round.result","event_id":"{round_id}-r",{head},"dice":[2,5,6]}}')
+    )
+    return round_id, [(kind, body.encode()) for kind, body in messages]
+
+
+def wait_settled(s: Settings, process: subprocess.Popen[bytes], timeout: float = 1800) -> float:
+    """Until the group committed every input message; returns the seconds it took."""
+    started = time.monotonic()
+    while committed_lag(BOOTSTRAP, s.group_id, list(s.inputs)) != 0:
+        if process.poll() is not None:
+            raise RuntimeError(f"the worker exited with {process.returncode}; see {LOGS}")
+        if time.monotonic() - started > timeout:
+            raise TimeoutError(f"the worker did not settle the history in {timeout:.0f} s")
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
+def one_round_each(s: Settings, tables: int) -> None:
+    """Publish one new round on every table, as a live floor goes on after a catch-up."""
+    out = producer()
+    for t in range(tables):
+        table = f"T{t:03d}"
+        for kind, raw in new_round(table)[1]:
+            topic = s.topic_rounds if kind == "rounds" else s.topic_bets
+            out.send(topic, value=raw, key=table.encode())
+    out.flush()
+    out.close()
+
+
+def takeover(
+    events: int, tables: int, partitions: int, durable: bool, live: bool = False
+) -> Takeover:
+    s = isolated_settings(BOOTSTRAP, partitions=partitions, durable_state=durable)
+    ensure(s, io.StringIO())
+    tag = f"{events}-{'on' if durable else 'off'}"
+    say(
+        f"history of {events:,} events on {tables} tables, durable state {'on' if durable else 'off'}"
+    )
+    began = time.monotonic()
+    published = history(s, events, tables)
+    publish_s = time.monotonic() - began
+    say(f"  {published:,} events published in {publish_s:.1f} s; one worker settles them")
+    first = worker(s, f"{tag}-w0-first", LOGS, "info", CROUPIER_INSTANCE_ID="w0")
+    try:
+        catch_up_s = wait_settled(s, first)
+        if live:
+            one_round_each(s, tables)
+            wait_settled(s, first)
+        rss_caught_up = rss(first)
+    except BaseException:
+        stop([first])
+        raise
+    say(f"  settled in {catch_up_s:.1f} s (RSS {rss_caught_up / 2**20:.0f} MiB); kill -9")
+    timing = asyncio.run(_replace(s, first, tag))
+    return Takeover(
+        events=published,
+        durable=durable,
+        live=live,
+        publish_s=publish_s,
+        catch_up_s=catch_up_s,
+        caught_up=restored(LOGS / f"{tag}-w0-first.log"),
+        restore=restored(LOGS / f"{tag}-w0-replacement.log"),
+        takeover_s=timing[0],
+        started_at=timing[1],
+        rss_caught_up=rss_caught_up,
+        rss_takeover=timing[2],
+    )
+
+
+async def _replace(
+    s: Settings, first: subprocess.Popen[bytes], tag: str
+) -> tuple[float, float, int]:
+    """Kill -9 `first`, start its replacement, publish a round: (takeover s, start epoch, RSS)."""
+    from aiokafka import AIOKafkaConsumer  # type: ignore[import-untyped]
+    from aiokafka import TopicPartition as Part
+
+    reader = AIOKafkaConsumer(
+        bootstrap_servers=BOOTSTRAP, isolation_level="read_committed", fetch_max_wait_ms=20
+    )
+    await reader.start()
+    parts = [Part(s.topic_settlements, p) for p in range(s.output_partitions)]
+    reader.assign(parts)
+    await reader.seek_to_end(*parts)
+    await reader.getmany(timeout_ms=100)
+    round_id, messages = new_round("T000")
+    needle = f'"round_id":"{round_id}"'.encode()
+    out = producer(linger_ms=0)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    epoch = time.time()
+    began = time.monotonic()
+    replacement = worker(s, f"{tag}-w0-replacement", LOGS, "info", CROUPIER_INSTANCE_ID="w0")
+    try:
+        for kind, raw in messages:
+            out.send(s.topic_rounds if kind == "rounds" else s.topic_bets, value=raw, key=b"T000")
+        out.flush()
+        seen = 0
+        while seen < NEW_ROUND_BETS:
+            if replacement.poll() is not None:
+                raise RuntimeError(f"the replacement exited with {replacement.returncode}")
+            if time.monotonic() - began > 600:
+                raise TimeoutError("the new round was not settled within 10 minutes")
+            batch = await reader.getmany(timeout_ms=20)
+            seen += sum(needle in r.value for records in batch.values() for r in records)
+        took = time.monotonic() - began
+        return took, epoch, rss(replacement)
+    finally:
+        out.close()
+        await reader.stop()
+        stop([replacement])
+
+
+def report(t: Takeover) -> list[str]:
+    r = t.restore
+    state = (
+        "state not read (the engine refolds)"
+        if r.records is None
+        else f"{r.records:,} state records ({(r.size or 0) / 2**20:.1f} MiB) read"
+    )
+    lines = [
+        f"history {t.events:,} events, durable state {'on' if t.durable else 'off'}"
+        f"{', one more round on every table before the kill' if t.live else ''}:",
+        f"  takeover (replacement start to the new round readable)  {t.takeover_s:6.2f} s",
+        f"  restore: {state}, {r.events:,} input events refolded, {r.seconds:.2f} s (tasks {sorted(r.tasks)})",
+    ]
+    if r.first_line is not None and r.ready_at is not None:
+        boot = r.first_line - t.started_at
+        join = r.ready_at - r.seconds - r.first_line
+        last = t.takeover_s - (r.ready_at - t.started_at)
+        lines.append(
+            f"  where it went: interpreter and imports {boot:.2f} s, faust start and group join "
+            f"{join:.2f} s, restore {r.seconds:.2f} s, the new round after ready {last:.2f} s"
+        )
+    lines.append(
+        f"  worker RSS: after catch-up {t.rss_caught_up / 2**20:.0f} MiB, after takeover "
+        f"{t.rss_takeover / 2**20:.0f} MiB; first worker settled all in {t.catch_up_s:.1f} s from its start "
+        f"({t.events / t.catch_up_s:,.0f} events/s, first start restored {t.caught_up.events:,} events)"
+    )
+    return lines
+
+
+def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]:
+    """Throughput over one preloaded input and 10,000-bet latency, state on and off in turns."""
+    s = isolated_settings(BOOTSTRAP, partitions=partitions)
+    ensure(s, io.StringIO())
+    say(f"throughput: preloading about {bets:,} bets")
+    published = preload(s, bets, tables=partitions * 4)
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    for n in range(repeats):
+        for durable in (True, False):
+            run = variant(s.model_copy(update={"durable_state": durable}), f"r{n}{int(durable)}")
+            ensure(run, io.StringIO())
+            rates[durable].append(settled_rate(run, published, 1, LOGS, f"rate-{n}-{durable}"))
+            say(f"  durable state {durable}: {rates[durable][-1]:,.0f} settled bets/s")
+    latencies: dict[bool, list[float]] = {}
+    for durable in (True, False):
+        say(f"latency, durable state {durable}")
+        fresh = isolated_settings(BOOTSTRAP, partitions=partitions, durable_state=durable)
+        ensure(fresh, io.StringIO())
+        latencies[durable] = latency(fresh, rounds, 1, LOGS, f"latency-{durable}")[1]
+    on, off = statistics.median(rates[True]), statistics.median(rates[False])
+    return [
+        f"throughput on {published:,} bets ({partitions} partitions, 1 worker), median of {repeats}:",
+        f"  durable state on   {on:>10,.0f} settled bets/s  (runs {_runs(rates[True])})",
+        f"  durable state off  {off:>10,.0f} settled bets/s  (runs {_runs(rates[False])})",
+        f"  on/off {on / off:.2f} (target >= 0.90)",
+        f"latency from round.result to all 10,000 settlements readable, {rounds} rounds (target p99 < 250 ms):",
+        f"  durable state on   {percentiles(latencies[True])}",
+        f"  durable state off  {percentiles(latencies[False])}",
+        f"  p99 on/off {p99(latencies[True]) / p99(latencies[False]):.2f}",
+    ]
+
+
+def _runs(values: list[float]) -> str:
+    return ", ".join(f"{v:,.0f}" for v in values)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="200000,2000000", help="history sizes, in events")
+    parser.add_argument("--tables", type=int, default=50)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument(
+        "--takeover-state", default="on", help="on, off or on,off: the durable state of takeovers"
+    )
+    parser.add_argument("--bets", type=int, default=100_000, help="throughput input, in bets")
+    parser.add_argument("--repeats", type=int, default=2, help="throughput runs of each setting")
+    parser.add_argument("--latency-rounds", type=int, default=10)
+    parser.add_argument("--no-pipeline", action="store_true", help="takeovers only")
+    parser.add_argument(
+        "--one-more-round",
+        action="store_true",
+        help="after the catch-up, one round on every table settled before the kill",
+    )
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",") if size]
+    modes = [mode == "on" for mode in args.takeover_state.split(",")]
+    lines: list[str] = []
+    results = [
+        takeover(n, args.tables, args.partitions, d, args.one_more_round)
+        for d in modes
+        for n in sizes
+    ]
+    for t in results:
+        lines += report(t)
+    for durable in modes:
+        done = [t for t in results if t.durable == durable]
+        if len(done) >= 2:
+            ratio = done[-1].takeover_s / done[0].takeover_s
+            lines.append(
+                f"takeover ratio {done[-1].events:,} to {done[0].events:,} events, state "
+                f"{'on' if durable else 'off'}: {ratio:.2f} (target <= 1.3; each <= 3 s)"
+            )
+    if not args.no_pipeline:
+        lines += pipeline(args.bets, args.partitions, args.repeats, args.latency_rounds)
+    print()
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
