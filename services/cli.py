@@ -92,8 +92,17 @@ def _api(args: argparse.Namespace) -> int:
     from services.history.settings import ApiSettings
     from services.settings import Settings
 
-    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    given = (("host", args.host), ("port", args.port), ("project", args.project))
+    overrides = {k: v for k, v in given if v is not None}
     return service.main(Settings(), ApiSettings(**overrides), loglevel=args.loglevel)
+
+
+def _projector(args: argparse.Namespace) -> int:
+    from services.history import service
+    from services.history.settings import ApiSettings
+    from services.settings import Settings
+
+    return service.project(Settings(), ApiSettings(), loglevel=args.loglevel)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -246,13 +255,32 @@ def parser() -> argparse.ArgumentParser:
     api = commands.add_parser(
         "api",
         help="the read side: bet history, round recall, table statistics board (HTTP API)",
-        description="Fold the topics into bet histories, round recalls and statistics boards and "
-        "serve them over HTTP (OpenAPI at /openapi.json, board page at /tables/TABLE).",
+        description="Serve bet histories, round recalls and statistics boards from the read "
+        "side's database (DATABASE_URL, else .data/readside.sqlite) over HTTP (OpenAPI at "
+        "/openapi.json, the tables at /), projecting croupier's committed topics into it too "
+        "unless --serve-only.",
     )
     api.add_argument("--host", help="address to bind (default CROUPIER_API_HOST or 127.0.0.1)")
     api.add_argument("--port", type=int, help="port (default CROUPIER_API_PORT or 8080)")
+    api.add_argument(
+        "--serve-only",
+        dest="project",
+        action="store_const",
+        const=False,
+        help="do not project (another process does: `croupier projector`)",
+    )
     api.add_argument("--loglevel", default="info", help="faust log level (default info)")
     api.set_defaults(run=_api)
+
+    projector = commands.add_parser(
+        "projector",
+        help="project croupier's committed topics into the read side's database, exactly once",
+        description="Read the accepted, settlements, refunds, table-stats and rejected topics "
+        "(read_committed) into the database (DATABASE_URL, else .data/readside.sqlite), each "
+        "batch in one transaction with the positions it consumed.",
+    )
+    projector.add_argument("--loglevel", default="info", help="log level (default info)")
+    projector.set_defaults(run=_projector)
     return top
 
 

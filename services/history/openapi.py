@@ -7,10 +7,17 @@ from typing import Any, Final
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut
+from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut, TablesOut
 
 ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
-_MODELS: Final[tuple[type[BaseModel], ...]] = (BetsPage, RoundOut, StatsOut, HealthOut, ErrorOut)
+_MODELS: Final[tuple[type[BaseModel], ...]] = (
+    BetsPage,
+    RoundOut,
+    StatsOut,
+    TablesOut,
+    HealthOut,
+    ErrorOut,
+)
 
 
 def _ref(model: type[BaseModel]) -> dict[str, str]:
@@ -97,6 +104,25 @@ def _operations() -> dict[str, Any]:
                 },
             }
         },
+        "/": {
+            "get": {
+                "operationId": "index",
+                "summary": "The front page: every table, linking to its board (HTML page)",
+                "responses": {
+                    "200": {
+                        "description": "The tables",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
+        "/tables": {
+            "get": {
+                "operationId": "tables",
+                "summary": "Every table with its game, its last result and its board's link",
+                "responses": {"200": _json(TablesOut, "Every table, in table_id order")},
+            }
+        },
         "/tables/{table_id}/stats": {
             "get": {
                 "operationId": "tableStats",
@@ -157,7 +183,8 @@ def document() -> dict[str, Any]:
             "title": "croupier read side",
             "version": "1",
             "description": "Bet history, round recall and the 50-round statistics board, "
-            "projected from croupier's topics. Money is integer minor units.",
+            "projected from croupier's committed topics into a database. Money is integer minor "
+            "units.",
         },
         "paths": _operations(),
         "components": {"schemas": top.get("$defs", {})},

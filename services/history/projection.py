@@ -21,7 +21,13 @@ from schemas.records import Refund, Rejected, Settlement, TableStats
 from services.history.views import micros, parse_micros
 
 Source = Literal["accepted", "settlements", "refunds", "table-stats", "rejected"]
-SOURCES: Final[tuple[Source, ...]] = ("accepted", "settlements", "refunds", "table-stats", "rejected")
+SOURCES: Final[tuple[Source, ...]] = (
+    "accepted",
+    "settlements",
+    "refunds",
+    "table-stats",
+    "rejected",
+)
 
 _SETTLEMENT: Final = msgspec.json.Decoder(Settlement)
 _REFUND: Final = msgspec.json.Decoder(Refund)

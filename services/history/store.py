@@ -175,9 +175,7 @@ class _Batch:
             for n, step in enumerate(rnd.timeline, start=count + 1):
                 steps.append({"table_id": key[0], "round_id": key[1], "n": n, "step": _step(step)})
             row = _round_row(rnd, count + len(rnd.timeline), fate_ts)
-            if key in fresh:
-                changed.append(row)
-            elif rnd.timeline or loaded[key] != rnd.phase:
+            if key in fresh or rnd.timeline or loaded[key] != rnd.phase:
                 changed.append(row)
         new_rows = [row for row in changed if (row["table_id"], row["round_id"]) in fresh]
         old_rows = [row for row in changed if (row["table_id"], row["round_id"]) not in fresh]
@@ -267,8 +265,9 @@ class _Batch:
                 self.insert(schema.players)
                 .values([{"player_id": player_id} for player_id in chunk])
                 .on_conflict_do_nothing()
+                .returning(schema.players.c.player_id)
             )
-            self.counts[("croupier_read_players", "")] += max(0, added.rowcount)
+            self.counts[("croupier_read_players", "")] += len(added.all())
 
     def _tables(self, changes: Changes) -> None:
         games = {e.table_id: e.game for e, _ in changes.round_events if hasattr(e, "game")}
