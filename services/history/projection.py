@@ -109,7 +109,14 @@ def _label(value: str) -> str:
 
 
 def _labels(**labels: str) -> str:
-    return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in labels.items()) + "}"
+    key = tuple(labels.items())
+    found = _LABELS.get(key)
+    if found is None:
+        found = _LABELS[key] = "{" + ",".join(f'{k}="{_label(v)}"' for k, v in key) + "}"
+    return found
+
+
+_LABELS: dict[tuple[tuple[str, str], ...], str] = {}
 
 
 def json_text(value: Any) -> str | None:

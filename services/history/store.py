@@ -18,7 +18,7 @@ import msgspec
 from sqlalchemy import Connection, Engine, create_engine, event, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from services.history import schema
+from services.history import bulk, schema
 from services.history.projection import DECIDED, PLACED, Changes, CounterKey, Row, json_text
 from services.history.tally import LATENCY_BUCKETS_MS
 from services.history.views import Round
@@ -180,7 +180,7 @@ class _Batch:
         new_rows = [row for row in changed if (row["table_id"], row["round_id"]) in fresh]
         old_rows = [row for row in changed if (row["table_id"], row["round_id"]) not in fresh]
         if new_rows:
-            self.db.execute(self.insert(schema.rounds), new_rows)
+            bulk.load(self.db, schema.rounds, new_rows)
             self.counts[("croupier_read_rounds", "")] += len(new_rows)
         for row in old_rows:
             self.db.execute(
@@ -191,8 +191,7 @@ class _Batch:
                 )
                 .values(**{k: v for k, v in row.items() if k not in ("table_id", "round_id")})
             )
-        if steps:
-            self.db.execute(self.insert(schema.steps), steps)
+        bulk.load(self.db, schema.steps, steps)
         return {key: fate_ts for key, (_, _, fate_ts) in known.items()}
 
     def _load(
@@ -241,33 +240,26 @@ class _Batch:
             self.counts[(f"{name}_count", "")] += 1
 
     def _bets(self, changes: Changes) -> None:
-        b = self.insert(schema.bets)
-        if changes.placements:
-            self.db.execute(
-                b.on_conflict_do_update(
-                    index_elements=["bet_id"], set_={c: b.excluded[c] for c in PLACED}
-                ),
-                list(changes.placements.values()),
-            )
-        if changes.decisions:
-            self.db.execute(
-                b.on_conflict_do_update(
-                    index_elements=["bet_id"], set_={c: b.excluded[c] for c in DECIDED}
-                ),
-                list(changes.decisions.values()),
-            )
+        """Upsert the bets: a bet read with its decision in one batch is one row written."""
+        placements, decisions = changes.placements, changes.decisions
+        both = placements.keys() & decisions.keys()
+        whole = [_merged(placements[bet_id], decisions[bet_id]) for bet_id in sorted(both)]
+        only_placed = [row for bet_id, row in placements.items() if bet_id not in both]
+        only_decided = [row for bet_id, row in decisions.items() if bet_id not in both]
+        if not (whole or only_placed or only_decided):
+            return
+        bulk.stage(self.db, bulk.STAGE_BETS, (whole, only_placed, only_decided))
+        for part, columns in enumerate((PLACED + DECIDED, PLACED, DECIDED)):
+            bulk.merge(self.db, bulk.STAGE_BETS, schema.bets, part, "bet_id", columns)
 
     def _players(self, changes: Changes) -> None:
         ids = {r["player_id"] for r in changes.placements.values()}
         ids |= {r["player_id"] for r in changes.decisions.values()}
-        for chunk in _chunks(sorted(ids)):
-            added = self.db.execute(
-                self.insert(schema.players)
-                .values([{"player_id": player_id} for player_id in chunk])
-                .on_conflict_do_nothing()
-                .returning(schema.players.c.player_id)
-            )
-            self.counts[("croupier_read_players", "")] += len(added.all())
+        if not ids:
+            return
+        bulk.stage(self.db, bulk.STAGE_PLAYERS, ([{"player_id": p} for p in sorted(ids)],))
+        added = bulk.merge(self.db, bulk.STAGE_PLAYERS, schema.players, 0, "player_id", ())
+        self.counts[("croupier_read_players", "")] += added
 
     def _tables(self, changes: Changes) -> None:
         games = {e.table_id: e.game for e, _ in changes.round_events if hasattr(e, "game")}
@@ -284,6 +276,10 @@ class _Batch:
                     set_={"game": stmt.excluded.game, "stats": stmt.excluded.stats},
                 )
             )
+
+
+def _merged(placed: Row, decision: Row) -> Row:
+    return decision | {column: placed[column] for column in PLACED}
 
 
 def _step(step: Any) -> str:
