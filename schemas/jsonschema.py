@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-from schemas.events import BetPlaced, RoundEvent
+from schemas.events import AnyEvent, BetPlaced, RoundEvent
 from schemas.records import Refund, Rejected, Settlement, TableStats
 
 CONTRACT_VERSION: Final = 1
@@ -46,6 +46,13 @@ TOPICS: Final[dict[str, tuple[Any, str]]] = {
         "Dead letters croupier writes, keyed by the input's key: every input it could not "
         "accept, verbatim in `raw` (invalid UTF-8 bytes shown as \\xNN), with the reason "
         "(contract sections 3 and 5).",
+    ),
+    "accepted": (
+        AnyEvent,
+        "Every input croupier's fold accepted (a round event that moved its round's life cycle, "
+        "a bet read for the first time), verbatim as upstream sent it, keyed by table_id, written "
+        "to the partition of its input in the same transaction as the records it decided. Never a "
+        "rejected input or a redelivery: the read side's timeline and pending bets.",
     ),
     "table-stats": (
         TableStats,

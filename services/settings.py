@@ -44,6 +44,11 @@ class Settings(BaseSettings):
         description="write each task's state to the state topic in every transaction and restore "
         "from it; off, a task refolds its whole committed input (needs the input from offset 0)",
     )
+    partial_history: bool = Field(
+        default=False,
+        description="a task whose state is lost and whose input no longer starts at offset 0 "
+        "settles from the oldest input kept instead of refusing to run (loses what was deleted)",
+    )
     instance_id: str | None = Field(
         default=None,
         description="static group membership (group.instance.id): a worker restarted with the same "

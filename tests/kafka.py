@@ -99,7 +99,8 @@ def environment(settings: Settings) -> dict[str, str]:
     """The environment that gives a worker process these settings."""
     env = dict(os.environ)
     for name, value in settings.model_dump().items():
-        env[f"CROUPIER_{name.upper()}"] = str(value)
+        if value is not None:
+            env[f"CROUPIER_{name.upper()}"] = str(value)
     env["KAFKA_BOOTSTRAP"] = settings.kafka_bootstrap
     return env
 
@@ -149,15 +150,21 @@ def workers(
             stop(process)
 
 
-def spawn(settings: Settings, name: str) -> subprocess.Popen[bytes]:
-    with open(OUTPUT / f"{settings.group_id}-{name}.log", "wb") as log:
+def spawn(settings: Settings, name: str, loglevel: str = "warning") -> subprocess.Popen[bytes]:
+    with open(log_path(settings, name), "wb") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "worker", "--loglevel", "warning"],
+            [sys.executable, "-m", "services.cli", "worker", "--loglevel", loglevel],
             cwd=ROOT,
             env=environment(settings),
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+
+
+def log_path(settings: Settings, name: str) -> Path:
+    """Where a worker spawned with this name writes its log."""
+    OUTPUT.mkdir(exist_ok=True)
+    return OUTPUT / f"{settings.group_id}-{name}.log"
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

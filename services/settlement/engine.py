@@ -1,11 +1,13 @@
 """The settlement engine: the fold over Kafka, exactly once, one task per input partition number.
 
-Task p owns partition p of `rounds` and of `bets` (co-partitioned by table_id). Its state is the
-fold of everything committed before, rebuilt from the input topics themselves when the task is
-assigned, so no worker disk is needed. Each batch of a task is one Kafka transaction holding its
-output records and its input offsets (send_offsets_to_transaction), written by the task's own
-transactional producer (transactional.id `<prefix>-<p>`): a new owner's producer fences the old
-one, so a paused or partitioned worker can write nothing that survives.
+Task p owns partition p of `rounds` and of `bets` (co-partitioned by table_id). Each batch of a
+task is one Kafka transaction holding its output records, its accepted inputs, the changes of its
+fold's state (to partition p of the compacted state topic) and its input offsets
+(send_offsets_to_transaction), written by the task's own transactional producer
+(transactional.id `<prefix>-<p>`): a new owner's producer fences the old one, so a paused or
+partitioned worker can write nothing that survives. A task is restored from its state and folds
+only the input committed after it (`recovery.plan` says when it must refold or refuse instead), so
+no worker disk is needed and a takeover costs the size of the state, not of the history.
 """
 
 from __future__ import annotations
@@ -28,13 +30,18 @@ from kafka import errors as kafka_errors  # type: ignore[import-untyped]
 from schemas.codec import encode
 from schemas.records import Record, Refund, Rejected, Settlement, TableStats
 from services.settings import Settings
+from services.settlement import changelog, state
 from services.settlement.fold import Fold
 from services.settlement.metrics import Metrics
-from services.settlement.outbox import Partitioner, send_all
+from services.settlement.outbox import Message, Partitioner, send_all
+from services.settlement.recovery import ROLES, Blocked, Refold, Restored, plan
+from services.settlement.rounds import Journal
 from services.topics import ensure
 
 log = logging.getLogger("croupier.engine")
 MAX_REQUEST = 16 * 1024 * 1024
+BLOCKED_RETRY = 30.0
+"""Seconds between two attempts to start a blocked task."""
 
 
 @dataclass(kw_only=True)
@@ -45,6 +52,8 @@ class Task:
     fold: Fold
     producer: AIOKafkaProducer
     positions: dict[TopicPartition, int] = field(default_factory=dict)
+    stale: frozenset[bytes] | None = None
+    """Set after a refold: the next transaction writes the whole state and tombstones these keys."""
 
 
 class Engine:
@@ -54,6 +63,8 @@ class Engine:
         self.settings = settings
         self.metrics = metrics or Metrics()
         self.tasks: dict[int, Task] = {}
+        self.blocked: dict[int, str] = {}
+        self.blocked_at = 0.0
         self.fenced: dict[int, float] = {}
         self.lock = asyncio.Lock()
         self.partitioner = Partitioner()
@@ -76,6 +87,7 @@ class Engine:
             isolation_level="read_committed",
             auto_offset_reset="earliest",
             partition_assignment_strategy=(RangePartitionAssignor,),
+            group_instance_id=s.instance_id,
             session_timeout_ms=s.session_timeout_ms,
             heartbeat_interval_ms=max(100, s.session_timeout_ms // 3),
             max_partition_fetch_bytes=4 * 1024 * 1024,
@@ -92,6 +104,8 @@ class Engine:
                         await self._process(batch)
                 if self.fenced:
                     await self._reclaim()
+                if self.blocked:
+                    await self._retry_blocked()
         finally:
             async with self.lock:
                 await self._drop(list(self.tasks))
@@ -122,13 +136,22 @@ class Engine:
                 await asyncio.sleep(1)
 
     async def _count_partitions(self) -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=self.settings.kafka_bootstrap)
+        s = self.settings
+        producer = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap)
         await producer.start()
         try:
-            for topic in self.settings.outputs:
+            for topic in (*s.inputs, *s.outputs, s.topic_state):
                 self.partitions[topic] = len(await producer.partitions_for(topic))
         finally:
             await producer.stop()
+        inputs = self.partitions[s.topic_rounds]
+        for topic in (s.topic_accepted, s.topic_state):
+            if self.partitions[topic] < inputs:
+                raise RuntimeError(
+                    f"{topic} has {self.partitions[topic]} partitions and {s.topic_rounds} "
+                    f"{inputs}: task p writes partition p of it; add partitions to {topic} "
+                    "(kafka-topics --alter --partitions) before starting workers"
+                )
 
     async def _process(self, batch: dict[TopicPartition, list[Any]]) -> None:
         work: dict[int, list[tuple[TopicPartition, list[Any]]]] = {}
@@ -145,33 +168,26 @@ class Engine:
         """Fold one batch of a task and commit its records and offsets in one transaction."""
         started = time.monotonic()
         wall = time.time()
-        messages: list[tuple[str, bytes | None, bytes]] = []
+        messages: list[Message] = []
         offsets: dict[TopicPartition, int] = {}
         items.sort(key=lambda item: item[0].topic != self.settings.topic_rounds)
+        p = task.partition
         for tp, records in items:
             kind = self.topic_kind[tp.topic]
             self.metrics.events_in[tp.topic] += len(records)
             for record in records:
                 for out in task.fold.feed(kind, record.value):
-                    messages.append(self._message(out, record.key))
+                    messages.append(self._message(out, record.key, p))
             offsets[tp] = records[-1].offset + 1
         for table_id in sorted(task.fold.boards_changed):
             stats = task.fold.stats(table_id)
             if stats is not None:
-                messages.append(self._message(stats, table_id.encode()))
+                messages.append(self._message(stats, table_id.encode(), p))
         task.fold.boards_changed.clear()
+        messages.extend(self._journal(task, {**task.positions, **offsets}))
         folded = time.monotonic()
         try:
-            await task.producer.begin_transaction()
-            await send_all(
-                task.producer, messages, self.partitions, self.partitioner, task.partition
-            )
-            sent = time.monotonic()
-            await task.producer.send_offsets_to_transaction(
-                {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
-                self.settings.group_id,
-            )
-            await task.producer.commit_transaction()
+            sent = await self._transaction(task, messages, offsets)
         except ProducerFenced:
             log.warning("task %d: fenced by a newer owner; leaving it", task.partition)
             await self._drop([task.partition])
@@ -189,6 +205,7 @@ class Engine:
             await self._recover([task.partition])
             return
         task.positions.update(offsets)
+        task.stale = None
         done = time.monotonic()
         self.metrics.committed(messages_out=len(messages), seconds=done - started)
         if len(messages) >= 1000:
@@ -205,20 +222,63 @@ class Engine:
             )
         self.metrics.pending[task.partition] = task.fold.pending
 
-    def _message(self, record: Record, key: bytes | None) -> tuple[str, bytes | None, bytes]:
+    def _message(self, record: Record, key: bytes | None, task: int) -> Message:
         s = self.settings
         match record:
             case Settlement():
                 self.metrics.decisions["settlement"] += 1
-                return (s.topic_settlements, record.player_id.encode(), encode(record))
+                return self._keyed(s.topic_settlements, record.player_id.encode(), encode(record))
             case Refund():
                 self.metrics.decisions[f"refund:{record.reason}"] += 1
-                return (s.topic_refunds, record.player_id.encode(), encode(record))
+                return self._keyed(s.topic_refunds, record.player_id.encode(), encode(record))
             case Rejected():
                 self.metrics.rejections[record.reason] += 1
-                return (s.topic_rejected, key, encode(record))
+                return self._keyed(s.topic_rejected, key, encode(record), fallback=task)
             case TableStats():
-                return (s.topic_table_stats, key, encode(record))
+                return self._keyed(s.topic_table_stats, key, encode(record))
+
+    def _keyed(self, topic: str, key: bytes | None, value: bytes, fallback: int = 0) -> Message:
+        """A record to the partition Kafka's default partitioner gives its key."""
+        return (topic, self.partitioner(key, self.partitions[topic], fallback), key, value)
+
+    def _journal(self, task: Task, positions: dict[TopicPartition, int]) -> list[Message]:
+        """The batch's accepted inputs and state changes, to partition p of their topics."""
+        s = self.settings
+        p = task.partition
+        journal = task.fold.journal
+        assert journal is not None
+        messages: list[Message] = [
+            (s.topic_accepted, p, table_id.encode(), raw) for table_id, raw in journal.accepted
+        ]
+        journal.accepted.clear()
+        if not s.durable_state:
+            journal.clear()
+            return messages
+        if task.stale is None:
+            entries = state.changes(task.fold)
+        else:
+            entries = state.snapshot(task.fold)
+            kept = {key for key, _ in entries}
+            entries.extend((key, None) for key in sorted(task.stale - kept))
+        at = {self.topic_kind[tp.topic]: offset for tp, offset in positions.items()}
+        entries.append(state.position_entry(at["rounds"], at["bets"]))
+        self.metrics.state_written(entries)
+        messages.extend((s.topic_state, p, key, value) for key, value in entries)
+        return messages
+
+    async def _transaction(
+        self, task: Task, messages: list[Message], offsets: dict[TopicPartition, int]
+    ) -> float:
+        """One transaction of messages and input offsets; returns when the sends were done."""
+        await task.producer.begin_transaction()
+        await send_all(task.producer, messages)
+        sent = time.monotonic()
+        await task.producer.send_offsets_to_transaction(
+            {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
+            self.settings.group_id,
+        )
+        await task.producer.commit_transaction()
+        return sent
 
     async def _abort(self, task: Task) -> None:
         try:
@@ -227,14 +287,45 @@ class Engine:
             log.info("task %d: abort failed (%r)", task.partition, error)
 
     async def assigned(self, partitions: Iterable[int]) -> None:
+        """Tasks given back to this worker resume as they are; the others are restored."""
         async with self.lock:
             self.fenced.clear()
-            await self._recover(sorted(set(partitions)))
+            wanted = sorted(set(partitions))
+            await self._drop([p for p in self.tasks if p not in wanted])
+            for p in list(self.blocked):
+                if p not in wanted:
+                    del self.blocked[p]
+            kept = await self._keep([p for p in wanted if p in self.tasks])
+            await self._recover([p for p in wanted if p not in kept])
 
     async def revoked(self, partitions: Iterable[int]) -> None:
+        """Kept until the assignment that follows: a task that stays here needs no restore.
+
+        Nothing is processed between the two (the consumer polls no batch during a rebalance),
+        and a task that another worker took meanwhile has a fenced producer, whose next
+        transaction fails and is rebuilt.
+        """
         async with self.lock:
             self.fenced.clear()
-            await self._drop(sorted(set(partitions)))
+
+    async def _keep(self, partitions: list[int]) -> set[int]:
+        """The tasks whose committed offsets are still where this worker left them."""
+        assert self.consumer is not None
+        kept: set[int] = set()
+        for p in partitions:
+            task = self.tasks[p]
+            try:
+                committed = {tp: await self.consumer.committed(tp) for tp in task.positions}
+            except (KafkaError, OSError) as error:
+                log.info("task %d: committed offsets unknown (%r); restoring it", p, error)
+                continue
+            if committed == task.positions:
+                for tp, offset in task.positions.items():
+                    self.consumer.seek(tp, offset)
+                kept.add(p)
+        if kept:
+            log.info("tasks %s stay here: resumed without a restore", sorted(kept))
+        return kept
 
     async def _reclaim(self) -> None:
         """A task left after a fence that no rebalance took away is still ours: rebuild it.
@@ -280,30 +371,110 @@ class Engine:
                 await asyncio.sleep(1)
 
     async def _build(self, partitions: list[int]) -> None:
+        """Fence the tasks' older producers, then restore each task, refold it, or block it."""
         s = self.settings
         assert self.consumer is not None
+        started = time.monotonic()
         producers = {p: self._producer(p) for p in partitions}
         await asyncio.gather(*(producer.start() for producer in producers.values()))
-        tps = [TopicPartition(topic, p) for p in partitions for topic in s.inputs]
-        targets = await self._targets(tps)
-        folds = {p: Fold(horizon=s.horizon) for p in partitions}
-        started = time.monotonic()
-        count = await self._refold(folds, targets)
+        inputs = {
+            p: {r: TopicPartition(t, p) for r, t in zip(ROLES, s.inputs, strict=True)}
+            for p in partitions
+        }
+        committed, beginnings = await self._offsets(
+            [tp for p in partitions for tp in inputs[p].values()]
+        )
+        logs = await changelog.read(s, partitions) if s.durable_state else {}
+        ready: dict[int, tuple[Fold, dict[str, int], frozenset[bytes] | None]] = {}
+        refolds: dict[int, Refold] = {}
         for p in partitions:
-            folds[p].boards_changed.clear()
-            positions = {tp: targets[tp] for tp in tps if tp.partition == p}
-            self.tasks[p] = Task(
-                partition=p, fold=folds[p], producer=producers[p], positions=positions
+            found = logs.get(p)
+            start = plan(
+                None if found is None else found.entries,
+                {r: committed[tp] for r, tp in inputs[p].items()},
+                {r: beginnings[tp] for r, tp in inputs[p].items()},
+                horizon=s.horizon,
+                partial=s.partial_history,
+                state_topic=f"{s.topic_state} partition {p}",
             )
-            self.metrics.pending[p] = folds[p].pending
-        for tp in tps:
-            self.consumer.seek(tp, targets[tp])
+            match start:
+                case Restored():
+                    ready[p] = (start.fold, start.positions, None)
+                case Refold():
+                    refolds[p] = start
+                case Blocked():
+                    await producers.pop(p).stop()
+                    self._block(p, list(inputs[p].values()), start.reason)
+        count = await self._refold(
+            {p: Fold(horizon=s.horizon) for p in refolds},
+            {
+                tp: (refolds[p].start[r], refolds[p].upto[r])
+                for p in refolds
+                for r, tp in inputs[p].items()
+            },
+            ready,
+        )
+        for p, refold in refolds.items():
+            if refold.why is not None:
+                log.warning("task %d: refolded from its input: %s", p, refold.why)
+            fold = ready[p][0]
+            fold.journal = Journal()
+            stale = refold.stale if s.durable_state and refold.why is not None else None
+            ready[p] = (fold, refold.upto, stale)
+        for p, (fold, at, stale) in ready.items():
+            fold.boards_changed.clear()
+            positions = {tp: at[r] for r, tp in inputs[p].items()}
+            task = Task(
+                partition=p, fold=fold, producer=producers[p], positions=positions, stale=stale
+            )
+            if stale is not None:
+                await self._rewrite(task)
+            self.tasks[p] = task
+            self.blocked.pop(p, None)
+            self.metrics.pending[p] = fold.pending
+            for tp, offset in positions.items():
+                self.consumer.seek(tp, offset)
+            self.consumer.resume(*positions)
+        self.metrics.blocked = len(self.blocked)
+        restored = [logs[p] for p in ready if p in logs and p not in refolds]
         log.info(
-            "tasks %s ready: %d committed events refolded in %.2f s",
-            partitions,
+            "tasks %s ready: %d state records (%d bytes) restored, %d committed events refolded "
+            "in %.2f s",
+            sorted(ready),
+            sum(found.records for found in restored),
+            sum(found.size for found in restored),
             count,
             time.monotonic() - started,
         )
+
+    async def _rewrite(self, task: Task) -> None:
+        """Write a refolded task's whole state now, so that the next takeover restores it."""
+        messages = self._journal(task, task.positions)
+        await self._transaction(task, messages, task.positions)
+        task.stale = None
+        log.info("task %d: whole state written (%d records)", task.partition, len(messages))
+
+    def _block(self, p: int, tps: list[TopicPartition], reason: str) -> None:
+        """Leave a task unprocessed, loudly, until its state or input is repaired."""
+        assert self.consumer is not None
+        self.consumer.pause(*tps)
+        if self.blocked.get(p) != reason:
+            log.error("task %d blocked, nothing of it is settled: %s", p, reason)
+        self.blocked[p] = reason
+        self.blocked_at = time.monotonic()
+        self.metrics.blocked = len(self.blocked)
+
+    async def _retry_blocked(self) -> None:
+        """Try blocked tasks again now and then: the operator may have repaired them."""
+        assert self.consumer is not None
+        if time.monotonic() - self.blocked_at < BLOCKED_RETRY:
+            return
+        self.blocked_at = time.monotonic()
+        mine = {tp.partition for tp in self.consumer.assignment()}
+        async with self.lock:
+            again = sorted(p for p in self.blocked if p in mine and p not in self.tasks)
+            if again:
+                await self._recover(again)
 
     def _producer(self, partition: int) -> AIOKafkaProducer:
         s = self.settings
@@ -319,19 +490,27 @@ class Engine:
             request_timeout_ms=30000,
         )
 
-    async def _targets(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-        """Where each input partition resumes: its committed offset, else its beginning."""
+    async def _offsets(
+        self, tps: list[TopicPartition]
+    ) -> tuple[dict[TopicPartition, int | None], dict[TopicPartition, int]]:
+        """The offsets the group committed for each input partition (None: none), and the first
+        offset each still holds."""
         assert self.consumer is not None
         beginnings = await self.consumer.beginning_offsets(tps)
-        targets: dict[TopicPartition, int] = {}
-        for tp in tps:
-            committed = await self.consumer.committed(tp)
-            targets[tp] = committed if committed is not None else beginnings[tp]
-        return targets
+        committed = {tp: await self.consumer.committed(tp) for tp in tps}
+        return committed, beginnings
 
-    async def _refold(self, folds: dict[int, Fold], targets: dict[TopicPartition, int]) -> int:
-        """Feed every committed event below the targets to the folds, discarding the records."""
-        wanted = [tp for tp, target in targets.items() if target > 0]
+    async def _refold(
+        self,
+        folds: dict[int, Fold],
+        spans: dict[TopicPartition, tuple[int, int]],
+        ready: dict[int, tuple[Fold, dict[str, int], frozenset[bytes] | None]],
+    ) -> int:
+        """Feed the committed events of each span (start, end) to the folds, discarding the
+        records; the folds join `ready`."""
+        for p, fold in folds.items():
+            ready[p] = (fold, {}, None)
+        wanted = [tp for tp, (start, end) in spans.items() if end > start]
         if not wanted:
             return 0
         reader = AIOKafkaConsumer(
@@ -346,19 +525,21 @@ class Engine:
         count = 0
         try:
             reader.assign(wanted)
-            await reader.seek_to_beginning(*wanted)
-            open_ = {tp for tp in wanted if await reader.position(tp) < targets[tp]}
+            for tp in wanted:
+                reader.seek(tp, spans[tp][0])
+            open_ = set(wanted)
             while open_:
                 batch = await reader.getmany(*open_, timeout_ms=500, max_records=20000)
                 for tp in sorted(batch, key=lambda tp: tp.topic != self.settings.topic_rounds):
                     kind = self.topic_kind[tp.topic]
                     fold = folds[tp.partition]
+                    end = spans[tp][1]
                     for record in batch[tp]:
-                        if record.offset < targets[tp]:
+                        if record.offset < end:
                             fold.feed(kind, record.value)
                             count += 1
                 for tp in list(open_):
-                    if await reader.position(tp) >= targets[tp]:
+                    if await reader.position(tp) >= spans[tp][1]:
                         open_.discard(tp)
         finally:
             await reader.stop()

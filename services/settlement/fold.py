@@ -44,7 +44,7 @@ from schemas.records import (
 )
 from services import games
 from services.settlement.ids import REFUND, SETTLEMENT
-from services.settlement.rounds import FINAL, Fingerprint, Round, Table, fingerprint
+from services.settlement.rounds import FINAL, Fingerprint, Journal, Round, Table, fingerprint
 from services.statistics.board import Board
 
 DEFAULT_HORIZON: Final = 200
@@ -58,13 +58,15 @@ Sink = list[Record]
 class Fold:
     """The settlement state of a set of tables, and the one function that evolves it."""
 
-    def __init__(self, horizon: int = DEFAULT_HORIZON) -> None:
+    def __init__(self, horizon: int = DEFAULT_HORIZON, *, journal: bool = False) -> None:
+        """`journal`: keep what changed, for a shell that writes the state (`state.changes`)."""
         if horizon < 1:
             raise ValueError("the horizon must keep at least one decided round per table")
         self.horizon = horizon
         self.tables: dict[str, Table] = {}
         self.boards_changed: set[str] = set()
         self.pending = 0
+        self.journal: Journal | None = Journal() if journal else None
 
     def feed(self, topic: str, raw: bytes) -> list[Record]:
         """The records one message of `rounds` or `bets` produces, in the order to write them."""
@@ -125,7 +127,7 @@ class Fold:
         round_id = bet.round_id
         rnd = table.rounds.get(round_id)
         if rnd is None:
-            rnd = table.rounds[round_id] = Round(round_id)
+            rnd = table.rounds[round_id] = Round(bet.table_id, round_id)
         seq = bet.seq
         other = rnd.seqs.setdefault(seq, bet_id)
         if other is not bet_id:  # bet_id is new to the table, so no round holds it yet
@@ -139,8 +141,14 @@ class Fold:
             )
             return
         bets[bet_id] = raw
+        journal = self.journal
+        if journal is not None:
+            journal.rounds.add(rnd)
+            journal.accepted.append((bet.table_id, raw))
         if rnd.ordinal > table.bet_frontier:
             table.bet_frontier = rnd.ordinal
+            if journal is not None:
+                journal.tables.add(table)
         if rnd.phase in FINAL:
             out.append(_decide(rnd, bet))
             return
@@ -182,7 +190,9 @@ class Fold:
                 out.append(_refuse(raw, f"{type_of(event)} for a round that was never opened"))
                 return
             table = self._table(event.table_id)
-            rnd = rnd or table.rounds.setdefault(event.round_id, Round(event.round_id))
+            rnd = rnd or table.rounds.setdefault(
+                event.round_id, Round(event.table_id, event.round_id)
+            )
             rnd.game = event.game
             rnd.ordinal = table.opened
             table.opened += 1
@@ -190,6 +200,7 @@ class Fold:
             if rnd.seqs:
                 table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
             rnd.event_ids.add(event.event_id)
+            self._journal(table, rnd, raw)
             return
         assert table is not None
         refusal = _transition(rnd, event)
@@ -197,11 +208,16 @@ class Fold:
             out.append(_refuse(raw, refusal, reason=_reason(refusal)))
             return
         rnd.event_ids.add(event.event_id)
+        self._journal(None, rnd, raw)
         if rnd.phase not in FINAL:
             return
         rnd.fate_at = event.at
+        rnd.decision = table.decisions
+        table.decisions += 1
+        if self.journal is not None:
+            self.journal.tables.add(table)
         if rnd.phase == "result":
-            rnd.settlement = _settlement(table.table_id, rnd)
+            rnd.settlement = shared_settlement(table.table_id, rnd)
             rnd.odds = games.odds_board(rnd.game, rnd.outcome)
             self._board(table, rnd)
         out.extend([_decide(rnd, bet) for bet in rnd.waiting])
@@ -210,10 +226,21 @@ class Fold:
         table.decided.append(rnd.round_id)
         self._forget(table)
 
+    def _journal(self, table: Table | None, rnd: Round, raw: bytes) -> None:
+        """Note an accepted round event (and, with `table`, a change of the table's own state)."""
+        journal = self.journal
+        if journal is not None:
+            journal.rounds.add(rnd)
+            journal.accepted.append((rnd.table_id, raw))
+            if table is not None:
+                journal.tables.add(table)
+
     def _table(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
         if table is None:
             table = self.tables[table_id] = Table(table_id)
+            if self.journal is not None:
+                self.journal.tables.add(table)
         return table
 
     def _board(self, table: Table, rnd: Round) -> None:
@@ -221,6 +248,8 @@ class Fold:
             table.board = Board(table.table_id, rnd.game)
         table.board.record(rnd.game, rnd.round_id, rnd.dice, rnd.discs)
         self.boards_changed.add(table.table_id)
+        if self.journal is not None:
+            self.journal.boards.add(table)
 
     def _forget(self, table: Table) -> None:
         """Drop the oldest decided rounds past the horizon once the table's bets have moved on."""
@@ -233,6 +262,9 @@ class Fold:
             bets = table.bets
             for bet_id in rnd.seqs.values():
                 del bets[bet_id]
+            if self.journal is not None:
+                self.journal.rounds.discard(rnd)
+                self.journal.forgotten.append(rnd)
 
 
 def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
@@ -268,7 +300,7 @@ def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
     )
 
 
-def _settlement(table_id: str, rnd: Round) -> Settlement:
+def shared_settlement(table_id: str, rnd: Round) -> Settlement:
     """The part of a settlement that every bet of a round with a result shares."""
     return Settlement(
         v=1,

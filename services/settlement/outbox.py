@@ -29,19 +29,16 @@ class Partitioner:
         return found
 
 
-async def send_all(
-    producer: AIOKafkaProducer,
-    messages: list[tuple[str, bytes | None, bytes]],
-    partitions: dict[str, int],
-    partitioner: Partitioner,
-    fallback: int,
-) -> None:
-    """Send (topic, key, value) messages in as few producer batches as fit, and wait for them."""
+Message = tuple[str, int, bytes | None, bytes | None]
+"""topic, partition, key and value (None: a tombstone) of a record to write."""
+
+
+async def send_all(producer: AIOKafkaProducer, messages: list[Message]) -> None:
+    """Send messages in as few producer batches as fit, and wait for them."""
     batches: dict[tuple[str, int], Any] = {}
     futures: list[asyncio.Future[Any]] = []
-    for topic, key, value in messages:
-        partition = partitioner(key, partitions[topic], fallback)
-        if len(value) > LARGE:
+    for topic, partition, key, value in messages:
+        if value is not None and len(value) > LARGE:
             futures.append(await producer.send(topic, value, key=key, partition=partition))
             continue
         slot = (topic, partition)
@@ -52,7 +49,8 @@ async def send_all(
             futures.append(await producer.send_batch(batch, topic, partition=partition))
             batch = batches[slot] = producer.create_batch()
             if batch.append(key=key, value=value, timestamp=None) is None:
-                raise ValueError(f"a record of {len(value)} bytes does not fit a batch of {topic}")
+                size = len(value or b"") + len(key or b"")
+                raise ValueError(f"a record of {size} bytes does not fit a batch of {topic}")
     for (topic, partition), batch in batches.items():
         if batch.record_count():
             futures.append(await producer.send_batch(batch, topic, partition=partition))

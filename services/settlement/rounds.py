@@ -35,10 +35,12 @@ class Round:
     """One round: its life-cycle state, the bets read for it, and those still waiting."""
 
     __slots__ = (
+        "decision",
         "dice",
         "discs",
         "event_ids",
         "fate_at",
+        "flushed",
         "game",
         "last_seq",
         "odds",
@@ -46,16 +48,20 @@ class Round:
         "outcome",
         "phase",
         "round_id",
+        "segments",
         "seqs",
         "settlement",
         "suspensions",
+        "table_id",
         "waiting",
     )
 
-    def __init__(self, round_id: str) -> None:
+    def __init__(self, table_id: str, round_id: str) -> None:
+        self.table_id = table_id
         self.round_id = round_id
         self.game = ""
         self.ordinal = -1
+        self.decision = -1  # the how-manieth round of its table to be decided, once it is
         self.phase: Phase = "unopened"
         self.suspensions = 0
         self.last_seq = -1
@@ -68,12 +74,23 @@ class Round:
         self.waiting: list[BetPlaced] = []
         self.settlement: Settlement | None = None  # what its settlements share, set with the result
         self.odds: Mapping[tuple[str, Pick], Odds] = {}  # every wager's odds, set with the result
+        self.flushed = 0  # bets of `seqs` already in the state changelog
+        self.segments = 0  # changelog records holding them
 
 
 class Table:
     """Everything the fold knows of one table; tables never share state (one partition each)."""
 
-    __slots__ = ("bet_frontier", "bets", "board", "decided", "opened", "rounds", "table_id")
+    __slots__ = (
+        "bet_frontier",
+        "bets",
+        "board",
+        "decided",
+        "decisions",
+        "opened",
+        "rounds",
+        "table_id",
+    )
 
     def __init__(self, table_id: str) -> None:
         self.table_id = table_id
@@ -81,5 +98,26 @@ class Table:
         self.bets: dict[str, bytes] = {}  # the line each bet was read from, to judge a repeat
         self.opened = 0
         self.decided: deque[str] = deque()
+        self.decisions = 0  # rounds decided so far, the forgotten ones included
         self.bet_frontier = -1
         self.board: Board | None = None
+
+
+class Journal:
+    """What the fold changed since the shell last wrote its state (kept only when asked for)."""
+
+    __slots__ = ("accepted", "boards", "forgotten", "rounds", "tables")
+
+    def __init__(self) -> None:
+        self.rounds: set[Round] = set()
+        self.tables: set[Table] = set()
+        self.boards: set[Table] = set()
+        self.forgotten: list[Round] = []
+        self.accepted: list[tuple[str, bytes]] = []  # (table_id, input) of every accepted input
+
+    def clear(self) -> None:
+        self.rounds.clear()
+        self.tables.clear()
+        self.boards.clear()
+        self.forgotten.clear()
+        self.accepted.clear()

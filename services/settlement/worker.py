@@ -21,6 +21,7 @@ from mode import Service
 
 from services.settings import Settings
 from services.settlement.engine import Engine
+from services.settlement.metrics import render
 
 log = logging.getLogger("croupier.worker")
 
@@ -47,11 +48,10 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
         web_in_thread=False,
         datadir=datadir,
         topic_replication_factor=settings.replication_factor,
-        # faust starts the engine and /health only once its own group has rebalanced: with its
-        # default 60 s session, a worker killed -9 held every replacement back for a minute.
-        broker_session_timeout=settings.session_timeout_ms / 1000,
-        broker_heartbeat_interval=settings.session_timeout_ms / 3000,
     )
+    # No faust agents or tables, so no faust consumer group: joining one cost every takeover the
+    # dead member's session (seconds) before the engine even started (docs/DESIGN.md, Recovery).
+    app.producer_only = True
     engine = Engine(settings)
 
     @app.service
@@ -76,12 +76,24 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
 
     @app.page("/health")
     async def health(web: Any, request: Any) -> Any:
+        """200 while every task assigned here runs; 503 naming each blocked task and why."""
+        blocked = {str(p): reason for p, reason in sorted(engine.blocked.items())}
         return web.json(
             {
-                "status": "ok",
+                "status": "blocked" if blocked else "ok",
                 "tasks": sorted(engine.tasks),
+                "blocked": blocked,
                 "pending_bets": sum(engine.metrics.pending.values()),
-            }
+            },
+            status=503 if blocked else 200,
+        )
+
+    @app.page("/metrics")
+    async def metrics(web: Any, request: Any) -> Any:
+        """Prometheus text format."""
+        return web.text(
+            render(engine.metrics, len(engine.tasks), len(engine.blocked)),
+            content_type="text/plain",
         )
 
     return app, engine

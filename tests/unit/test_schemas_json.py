@@ -45,6 +45,7 @@ FILES = {
     "refunds": "refunds.schema.json",
     "rejected": "rejected.schema.json",
     "table-stats": "table-stats.schema.json",
+    "accepted": "accepted.schema.json",
 }
 RECORD_TOPICS = {
     "settlement": "settlements",

@@ -1,0 +1,348 @@
+"""The fold's state as a changelog: versioned records, keyed by what they hold (pure).
+
+A task's state is a set of entries, each a key and a value, written to a compacted topic. A table
+(`["table", t]`), its board (`["board", t]`), each round it keeps (`["round", t, r]`) and the bets
+read for that round, in segments of reading order (`["bets", t, r, k]`). `changes` gives what the
+fold changed since the last call (a forgotten round's keys as tombstones, value None): what a batch
+writes is proportional to what the batch changed, never to the whole state. `snapshot` gives every
+entry of the state; `restore` builds the fold back from the entries, exactly as it was. The same
+state always gives the same bytes (docs/DESIGN.md, "Durable state").
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+import msgspec
+
+from schemas.codec import read_event
+from schemas.events import BetPlaced, Dice, Discs
+from schemas.records import StatRound
+from services import games
+from services.settlement.fold import Fold, shared_settlement
+from services.settlement.rounds import FINAL, Phase, Round, Table
+from services.statistics.board import WINDOW, Board
+
+VERSION: Final = 1
+"""The format of every state value; a value of another version makes the state unreadable."""
+SEGMENT_BYTES: Final = 512 * 1024
+"""A segment of bets is closed once it holds this many bytes of input lines (one grows past it by
+at most one bet: an input line is at most 1 MiB, so a segment stays under the topic's 8 MiB)."""
+
+Entry = tuple[bytes, bytes | None]
+"""A key and its value; None is a tombstone (the key is forgotten)."""
+
+
+class TableState(msgspec.Struct, frozen=True, kw_only=True, tag="table", gc=False):
+    v: int
+    table_id: str
+    opened: int
+    decisions: int
+    bet_frontier: int
+
+
+class BoardState(msgspec.Struct, frozen=True, kw_only=True, tag="board", gc=False):
+    v: int
+    table_id: str
+    game: str
+    rounds: list[StatRound]
+
+
+class RoundState(msgspec.Struct, frozen=True, kw_only=True, tag="round", gc=False):
+    v: int
+    table_id: str
+    round_id: str
+    game: str
+    ordinal: int
+    decision: int
+    phase: Phase
+    suspensions: int
+    last_seq: int
+    event_ids: list[str]
+    dice: Dice | None
+    discs: Discs | None
+    fate_at: str
+    segments: int
+
+
+class BetsState(msgspec.Struct, frozen=True, kw_only=True, tag="bets", gc=False):
+    v: int
+    table_id: str
+    round_id: str
+    segment: int
+    bets: list[msgspec.Raw]
+
+
+Value = TableState | BoardState | RoundState | BetsState
+
+_ENCODER: Final = msgspec.json.Encoder()
+_VALUE: Final = msgspec.json.Decoder(Value)
+
+
+class StateError(Exception):
+    """The entries do not form a state this version can restore; says which and why."""
+
+
+def table_key(table_id: str) -> bytes:
+    return _ENCODER.encode(("table", table_id))
+
+
+def board_key(table_id: str) -> bytes:
+    return _ENCODER.encode(("board", table_id))
+
+
+def round_key(table_id: str, round_id: str) -> bytes:
+    return _ENCODER.encode(("round", table_id, round_id))
+
+
+def bets_key(table_id: str, round_id: str, segment: int) -> bytes:
+    return _ENCODER.encode(("bets", table_id, round_id, str(segment)))
+
+
+def changes(fold: Fold) -> list[Entry]:
+    """What the fold changed since the last call, in key order, and forget the journal."""
+    journal = fold.journal
+    if journal is None:
+        raise ValueError("the fold keeps no journal: build it with Fold(journal=True)")
+    entries: dict[bytes, bytes | None] = {}
+    for rnd in journal.forgotten:
+        entries[round_key(rnd.table_id, rnd.round_id)] = None
+        for segment in range(rnd.segments):
+            entries[bets_key(rnd.table_id, rnd.round_id, segment)] = None
+    for rnd in journal.rounds:
+        table = fold.tables[rnd.table_id]
+        entries.update(_new_segments(table, rnd))
+        entries[round_key(rnd.table_id, rnd.round_id)] = _ENCODER.encode(_round(rnd))
+    for table in journal.tables:
+        entries[table_key(table.table_id)] = _ENCODER.encode(_table(table))
+    for table in journal.boards:
+        assert table.board is not None
+        entries[board_key(table.table_id)] = _ENCODER.encode(_board(table.board))
+    journal.clear()
+    return sorted(entries.items())
+
+
+def snapshot(fold: Fold) -> list[Entry]:
+    """Every entry of the fold's state, in key order (its journal is cleared: all is in it)."""
+    if fold.journal is not None:
+        fold.journal.clear()
+    entries: list[Entry] = []
+    for table in fold.tables.values():
+        entries.append((table_key(table.table_id), _ENCODER.encode(_table(table))))
+        if table.board is not None:
+            entries.append((board_key(table.table_id), _ENCODER.encode(_board(table.board))))
+        for rnd in table.rounds.values():
+            rnd.flushed = rnd.segments = 0
+            entries.extend(_new_segments(table, rnd))
+            entries.append((round_key(table.table_id, rnd.round_id), _ENCODER.encode(_round(rnd))))
+    return sorted(entries)
+
+
+def restore(entries: Mapping[bytes, bytes], horizon: int, *, journal: bool = True) -> Fold:
+    """The fold whose state these entries are (the live entries of a compacted changelog)."""
+    tables: dict[str, TableState] = {}
+    boards: dict[str, BoardState] = {}
+    rounds: dict[tuple[str, str], RoundState] = {}
+    segments: dict[tuple[str, str, int], BetsState] = {}
+    for key, raw in sorted(entries.items()):
+        value = _decode(key, raw)
+        match value:
+            case TableState():
+                tables[value.table_id] = value
+            case BoardState():
+                boards[value.table_id] = value
+            case RoundState():
+                rounds[(value.table_id, value.round_id)] = value
+            case BetsState():
+                segments[(value.table_id, value.round_id, value.segment)] = value
+    fold = Fold(horizon=horizon, journal=journal)
+    for table_id, kept in tables.items():
+        table = fold.tables[table_id] = Table(table_id)
+        table.opened = kept.opened
+        table.decisions = kept.decisions
+        table.bet_frontier = kept.bet_frontier
+        board = boards.pop(table_id, None)
+        if board is not None:
+            table.board = Board(table_id, board.game)
+            table.board.rounds = deque(board.rounds, maxlen=WINDOW)
+    if boards:
+        raise StateError(f"a board without its table: {sorted(boards)[0]!r}")
+    decided: dict[str, list[tuple[int, str]]] = {}
+    for (table_id, round_id), kept_round in rounds.items():
+        owner = fold.tables.get(table_id)
+        if owner is None:
+            raise StateError(f"round {round_id!r} of table {table_id!r} without its table")
+        rnd = owner.rounds[round_id] = _restore_round(kept_round)
+        for segment in range(kept_round.segments):
+            kept_bets = segments.pop((table_id, round_id, segment), None)
+            if kept_bets is None:
+                raise StateError(f"round {round_id!r} of table {table_id!r}: bets {segment} lost")
+            _restore_bets(fold, owner, rnd, kept_bets)
+        rnd.flushed = len(rnd.seqs)
+        if rnd.phase in FINAL:
+            decided.setdefault(table_id, []).append((rnd.decision, round_id))
+    if segments:
+        table_id, round_id, segment = sorted(segments)[0]
+        raise StateError(f"bets segment {segment} of round {round_id!r} without its round")
+    for table_id, order in decided.items():
+        fold.tables[table_id].decided = deque(round_id for _, round_id in sorted(order))
+    return fold
+
+
+def _decode(key: bytes, raw: bytes) -> Value:
+    try:
+        value = _VALUE.decode(raw)
+    except msgspec.DecodeError as error:
+        raise StateError(f"unreadable state record {key[:200]!r}: {error}") from None
+    if value.v != VERSION:
+        raise StateError(
+            f"state record {key[:200]!r} is of format version {value.v}; this croupier reads "
+            f"version {VERSION}"
+        )
+    if _key(value) != key:
+        raise StateError(f"state record {key[:200]!r} holds the value of another key")
+    return value
+
+
+def _key(value: Value) -> bytes:
+    match value:
+        case TableState():
+            return table_key(value.table_id)
+        case BoardState():
+            return board_key(value.table_id)
+        case RoundState():
+            return round_key(value.table_id, value.round_id)
+        case BetsState():
+            return bets_key(value.table_id, value.round_id, value.segment)
+
+
+def _table(table: Table) -> TableState:
+    return TableState(
+        v=VERSION,
+        table_id=table.table_id,
+        opened=table.opened,
+        decisions=table.decisions,
+        bet_frontier=table.bet_frontier,
+    )
+
+
+def _board(board: Board) -> BoardState:
+    rounds = list(board.rounds)
+    return BoardState(v=VERSION, table_id=board.table_id, game=board.game, rounds=rounds)
+
+
+def _round(rnd: Round) -> RoundState:
+    return RoundState(
+        v=VERSION,
+        table_id=rnd.table_id,
+        round_id=rnd.round_id,
+        game=rnd.game,
+        ordinal=rnd.ordinal,
+        decision=rnd.decision,
+        phase=rnd.phase,
+        suspensions=rnd.suspensions,
+        last_seq=rnd.last_seq,
+        event_ids=sorted(rnd.event_ids),
+        dice=rnd.dice,
+        discs=rnd.discs,
+        fate_at=rnd.fate_at,
+        segments=rnd.segments,
+    )
+
+
+def _new_segments(table: Table, rnd: Round) -> Iterable[Entry]:
+    """The bets read for a round since the last write, as new segments (their lines verbatim)."""
+    fresh = list(rnd.seqs.values())[rnd.flushed :]
+    rnd.flushed += len(fresh)
+    lines: list[msgspec.Raw] = []
+    size = 0
+    for bet_id in fresh:
+        line = table.bets[bet_id]
+        lines.append(msgspec.Raw(line))
+        size += len(line) + 1
+        if size >= SEGMENT_BYTES:
+            yield _segment(rnd, lines)
+            lines, size = [], 0
+    if lines:
+        yield _segment(rnd, lines)
+
+
+def _segment(rnd: Round, lines: list[msgspec.Raw]) -> Entry:
+    value = BetsState(
+        v=VERSION, table_id=rnd.table_id, round_id=rnd.round_id, segment=rnd.segments, bets=lines
+    )
+    rnd.segments += 1
+    return (bets_key(rnd.table_id, rnd.round_id, value.segment), _ENCODER.encode(value))
+
+
+def _restore_round(kept: RoundState) -> Round:
+    rnd = Round(kept.table_id, kept.round_id)
+    rnd.game = kept.game
+    rnd.ordinal = kept.ordinal
+    rnd.decision = kept.decision
+    rnd.phase = kept.phase
+    rnd.suspensions = kept.suspensions
+    rnd.last_seq = kept.last_seq
+    rnd.event_ids = set(kept.event_ids)
+    rnd.dice = kept.dice
+    rnd.discs = kept.discs
+    rnd.fate_at = kept.fate_at
+    rnd.segments = kept.segments
+    if rnd.phase == "result":
+        outcome = kept.dice if kept.dice is not None else kept.discs
+        if outcome is None:
+            raise StateError(f"round {kept.round_id!r} has a result but no outcome")
+        rnd.outcome = outcome
+        rnd.settlement = shared_settlement(kept.table_id, rnd)
+        rnd.odds = games.odds_board(rnd.game, outcome)
+    return rnd
+
+
+def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState) -> None:
+    for raw in kept.bets:
+        line = bytes(raw)
+        try:
+            bet = read_event(line)
+        except msgspec.DecodeError as error:
+            raise StateError(f"a bet of round {rnd.round_id!r} is unreadable: {error}") from None
+        if not isinstance(bet, BetPlaced):
+            raise StateError(f"a bets segment of round {rnd.round_id!r} holds a round event")
+        table.bets[bet.bet_id] = line
+        rnd.seqs[bet.seq] = bet.bet_id
+        if rnd.phase not in FINAL:
+            rnd.waiting.append(bet)
+            fold.pending += 1
+
+
+TASK_KEY: Final = _ENCODER.encode(("task",))
+"""The key of a task's position: the input offsets its state is the fold of."""
+
+
+class Position(msgspec.Struct, frozen=True, kw_only=True, tag="task", gc=False):
+    """Written in every transaction: the state is the fold of the input below these offsets."""
+
+    v: int
+    rounds: int
+    bets: int
+
+
+_POSITION: Final = msgspec.json.Decoder(Position)
+
+
+def position_entry(rounds: int, bets: int) -> Entry:
+    return (TASK_KEY, _ENCODER.encode(Position(v=VERSION, rounds=rounds, bets=bets)))
+
+
+def read_position(raw: bytes) -> Position:
+    try:
+        position = _POSITION.decode(raw)
+    except msgspec.DecodeError as error:
+        raise StateError(f"unreadable position record: {error}") from None
+    if position.v != VERSION:
+        raise StateError(
+            f"the position record is of format version {position.v}; this croupier reads "
+            f"version {VERSION}"
+        )
+    return position
