@@ -1,18 +1,17 @@
 """What croupier's workers commit for given input streams, for tests of the read side.
 
 The settlement fold turns an interleaving of the input topics into the messages the workers write
-in their transactions: the accepted inputs (an event the fold took in: no rejection, and not a
-redelivery, i.e. a round event_id or a bet_id read for the first time), the settlements, refunds
-and rejections, and after every batch the changed tables' statistics. The read side is then fed
+in their transactions: the accepted inputs (the fold's own journal of them, as the engine writes
+it), the settlements, refunds and rejections, and after every batch the changed tables'
+statistics. The read side is then fed
 these messages the way a consumer of several topics may read them: in any order across topics.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-import msgspec
 
 from schemas.codec import encode
 from schemas.records import Refund, Rejected, Settlement
@@ -36,15 +35,22 @@ class Committed:
 
 def commit(streams: Streams, *, seed: int = 0, batch: int = 50) -> Committed:
     """Fold an allowed interleaving of the streams as the workers do, batch by batch."""
-    fold = Fold()
+    return commit_inputs(interleave(streams, random.Random(seed)), batch=batch)
+
+
+def commit_inputs(inputs: Iterable[tuple[str, bytes]], *, batch: int = 50) -> Committed:
+    """Fold input messages (topic `rounds` or `bets`, raw) in this order, as the workers do."""
+    fold = Fold(journal=True)
+    journal = fold.journal
+    assert journal is not None
     out = Committed()
-    seen: set[tuple[str, str]] = set()
     clock = 1_700_000_000_000
-    for n, (kind, raw) in enumerate(interleave(streams, random.Random(seed)), start=1):
+    for n, (kind, raw) in enumerate(inputs, start=1):
         clock += 7
         records = fold.feed(kind, raw)
-        if not any(isinstance(r, Rejected) for r in records) and _first(kind, raw, seen):
-            out.add("accepted", raw, clock)
+        for _, accepted in journal.accepted:
+            out.add("accepted", accepted, clock)
+        journal.clear()
         for record in records:
             match record:
                 case Settlement():
@@ -59,18 +65,6 @@ def commit(streams: Streams, *, seed: int = 0, batch: int = 50) -> Committed:
             _boards(fold, out, clock)
     _boards(fold, out, clock)
     return out
-
-
-def _first(kind: str, raw: bytes, seen: set[tuple[str, str]]) -> bool:
-    try:
-        value = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        return False
-    key = (kind, str(value.get("bet_id") if kind == "bets" else value.get("event_id")))
-    if key in seen:
-        return False
-    seen.add(key)
-    return True
 
 
 def _boards(fold: Fold, out: Committed, clock: int) -> None:
