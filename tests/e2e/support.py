@@ -47,19 +47,29 @@ def quote(value: str) -> str:
 
 
 @contextmanager
-def read_side(settings: Settings, name: str = "api", *, kill: bool = False) -> Iterator[str]:
+def read_side(
+    settings: Settings,
+    name: str = "api",
+    *,
+    kill: bool = False,
+    database: str | None = None,
+    serve_only: bool = False,
+) -> Iterator[str]:
     """A `croupier api` process on a free port; yields its base URL, stops it at the end.
 
-    With `kill` it ends with SIGKILL, as a crash would: nothing is flushed or saved.
+    `database` is its DATABASE_URL (default: a new SQLite file under test-output/). With `kill`
+    it ends with SIGKILL, as a crash would: nothing is flushed or saved.
     """
     OUTPUT.mkdir(exist_ok=True)
     port = free_port()
     env = environment(settings)
     env["CROUPIER_API_PORT"] = str(port)
     env["CROUPIER_API_POLL_MS"] = "300"
+    env["DATABASE_URL"] = database or f"sqlite:///{OUTPUT / f'{settings.group_id}.sqlite'}"
+    serve = ["--serve-only"] if serve_only else []
     with open(OUTPUT / f"{settings.group_id}-{name}.log", "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "api", "--loglevel", "warning"],
+            [sys.executable, "-m", "services.cli", "api", "--loglevel", "warning", *serve],
             cwd=ROOT,
             env=env,
             stdout=log,
