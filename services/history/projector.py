@@ -133,8 +133,17 @@ class Projector:
     ) -> dict[Position, int]:
         """Seek every partition to its stored position (a new one to its beginning)."""
         beginnings = await consumer.beginning_offsets(partitions)
+        ends = await consumer.end_offsets(partitions)
         wanted = {(tp.topic, tp.partition): beginnings[tp] for tp in partitions}
         stored = await self._database(lambda: self.store.begin_at(wanted))
+        ahead = [tp for tp in partitions if stored[(tp.topic, tp.partition)] > ends[tp]]
+        if ahead:
+            raise RuntimeError(
+                f"the database has projected {ahead[0].topic}[{ahead[0].partition}] up to "
+                f"offset {stored[(ahead[0].topic, ahead[0].partition)]}, past its end "
+                f"({ends[ahead[0]]}): the topics were recreated since. Give the projector a new "
+                "database (DATABASE_URL, or delete .data/readside.sqlite), or the old topics"
+            )
         for tp in partitions:
             consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
         return stored
