@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy.pool import NullPool
 
 from services.history.migrate import upgrade
 from services.history.projection import Changes, Source
@@ -48,7 +49,9 @@ def fresh_url(backend: str, directory: Path) -> Iterator[str]:
         return
     server = make_url(server_url())
     name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    admin = create_engine(
+        server.set(database="postgres"), isolation_level="AUTOCOMMIT", poolclass=NullPool
+    )
     try:
         with admin.connect() as db:
             db.execute(text(f'CREATE DATABASE "{name}"'))

@@ -11,15 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 import signal
 import tempfile
+import time
 from typing import Any
 
 import faust
 from aiohttp import web
 from mode import Service
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
 from services.history.api import application
 from services.history.lag import Lag
@@ -34,10 +37,23 @@ log = logging.getLogger("croupier.readside")
 
 
 def database(api: ApiSettings) -> Engine:
-    """The read side's database, migrated to the newest schema."""
-    engine = connect(database_url(api.database_url))
-    upgrade(engine)
-    return engine
+    """The read side's database, migrated to the newest schema; waits (and says so) while the
+    server does not answer."""
+    url = database_url(api.database_url)
+    engine = connect(url)
+    while True:
+        try:
+            upgrade(engine)
+            return engine
+        except OperationalError as error:
+            first = str(error).splitlines()[0]
+            log.warning(
+                "database %s unavailable (%s); retrying in 1 s (`make db-up` starts the local "
+                "one, DATABASE_URL names another)",
+                engine.url.render_as_string(hide_password=True),
+                first,
+            )
+            time.sleep(1)
 
 
 def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
@@ -69,7 +85,9 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
             await web.TCPSite(self._runner, api.host, api.port).start()
             self._jobs = [asyncio.ensure_future(lag.run())]
             if projector is not None:
-                self._jobs.append(asyncio.ensure_future(projector.run()))
+                job = asyncio.ensure_future(projector.run())
+                job.add_done_callback(_fatal)
+                self._jobs.append(job)
 
         async def on_stop(self) -> None:
             lag.stop()
@@ -82,6 +100,16 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
             engine.dispose()
 
     return app
+
+
+def _fatal(job: asyncio.Future[None]) -> None:
+    """A projector that failed for good ends its API process: serving a database that no longer
+    follows the topics would hide the failure (every batch is atomic, so nothing is lost)."""
+    if job.cancelled() or job.exception() is None:
+        return
+    log.critical("the projector failed: %s; stopping", job.exception(), exc_info=job.exception())
+    logging.shutdown()
+    os._exit(1)
 
 
 def main(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int:
@@ -101,7 +129,11 @@ def project(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int
     logging.basicConfig(
         level=loglevel.upper(), format="[%(asctime)s] [%(process)d] %(levelname)s %(message)s"
     )
-    engine = database(api)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        engine = database(api)
+    except KeyboardInterrupt:
+        return 0
     projector = Projector(settings, Store(engine))
 
     async def run() -> None:
