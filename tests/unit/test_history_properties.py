@@ -26,7 +26,9 @@ TOPICS: dict[type[Record], Source] = {
 
 def committed(seed: int) -> dict[Source, list[Message]]:
     """Each topic's messages, with Kafka timestamps, as a pipeline would have written them."""
-    streams = generate(seed, tables=3, rounds=6, profile=Profile(bets_per_round=(0, 12)))
+    streams = generate(
+        seed, tables=3, rounds=6, profile=Profile(bets_per_round=(0, 12), correct=0.0, void=0.0)
+    )
     fold = Fold()
     topics: dict[Source, list[Message]] = {}
     for n, (kind, raw) in enumerate(streams.tagged()):
