@@ -20,6 +20,12 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from services.reports.command import main
+
+    return main(args.files, args.format, args.horizon)
+
+
 def _par(args: argparse.Namespace) -> int:
     from services.games import par
 
@@ -122,8 +128,8 @@ def parser() -> argparse.ArgumentParser:
         "replay",
         help="replay events (JSON Lines) offline and print the records they produce",
         description="Read rounds and bets events as JSON Lines (- for standard input) and write "
-        "the settlements, refunds and rejections they produce as JSON Lines, exactly as the "
-        "stream processors do.",
+        "the settlements, refunds, adjustments and rejections they produce as JSON Lines, "
+        "exactly as the stream processors do.",
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
     replay.add_argument("--stats", action="store_true", help="end with a table_stats per table")
@@ -134,6 +140,19 @@ def parser() -> argparse.ArgumentParser:
         help=f"decided rounds per table kept to recognise redeliveries (default {DEFAULT_HORIZON})",
     )
     replay.set_defaults(run=_replay)
+
+    report = commands.add_parser(
+        "report",
+        help="the regulator's report of a replay file: rounds, money, GGR, RTP, corrections",
+        description="Per table, game, UTC day and currency: rounds with a result, cancelled, "
+        "corrected and voided; bets, stakes, payouts (adjustments included), refunds, GGR, the "
+        "actual RTP next to the PAR sheet's RTP of the same bets; and every correction and void "
+        "with who authorised it. The very same fold as `croupier replay`.",
+    )
+    report.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
+    report.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
+    report.set_defaults(run=_report)
 
     par = commands.add_parser(
         "par",

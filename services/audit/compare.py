@@ -9,15 +9,15 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, Literal, assert_never
+from typing import Any, Final, Literal, assert_never
 
 import msgspec
 
 from schemas.codec import encode
-from schemas.records import Record, Refund, Rejected, Settlement, TableStats
+from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 
 Kind = Literal["missing", "duplicated", "unexpected", "differing"]
-Role = Literal["settlements", "refunds", "rejected", "table-stats"]
+Role = Literal["settlements", "refunds", "adjustments", "rejected", "table-stats"]
 KINDS: Final[tuple[Kind, ...]] = ("missing", "duplicated", "unexpected", "differing")
 UNREADABLE: Final = "<unreadable>"
 EXCERPT: Final = 400
@@ -28,13 +28,18 @@ class Outputs(msgspec.Struct, frozen=True, kw_only=True):
 
     settlements: list[bytes] = []
     refunds: list[bytes] = []
+    adjustments: list[bytes] = []
     rejected: list[bytes] = []
     table_stats: dict[str, bytes] = {}
 
     def size(self) -> int:
         """How many records these outputs hold."""
         return (
-            len(self.settlements) + len(self.refunds) + len(self.rejected) + len(self.table_stats)
+            len(self.settlements)
+            + len(self.refunds)
+            + len(self.adjustments)
+            + len(self.rejected)
+            + len(self.table_stats)
         )
 
 
@@ -76,14 +81,20 @@ class _RefundId(msgspec.Struct, kw_only=True):
     refund_id: str
 
 
+class _AdjustmentId(msgspec.Struct, kw_only=True):
+    adjustment_id: str
+
+
 _SETTLEMENT_ID: Final = msgspec.json.Decoder(_SettlementId)
 _REFUND_ID: Final = msgspec.json.Decoder(_RefundId)
+_ADJUSTMENT_ID: Final = msgspec.json.Decoder(_AdjustmentId)
 
 
 def outputs(records: Iterable[Record], stats: Iterable[TableStats] = ()) -> Outputs:
     """What croupier must have committed: each record in its topic, one table-stats per table."""
     settlements: list[bytes] = []
     refunds: list[bytes] = []
+    adjustments: list[bytes] = []
     rejected: list[bytes] = []
     boards: dict[str, bytes] = {}
     for record in records:
@@ -92,6 +103,8 @@ def outputs(records: Iterable[Record], stats: Iterable[TableStats] = ()) -> Outp
                 settlements.append(encode(record))
             case Refund():
                 refunds.append(encode(record))
+            case Adjustment():
+                adjustments.append(encode(record))
             case Rejected():
                 rejected.append(encode(record))
             case TableStats():
@@ -100,7 +113,13 @@ def outputs(records: Iterable[Record], stats: Iterable[TableStats] = ()) -> Outp
                 assert_never(record)
     for board in stats:
         boards[board.table_id] = encode(board)
-    return Outputs(settlements=settlements, refunds=refunds, rejected=rejected, table_stats=boards)
+    return Outputs(
+        settlements=settlements,
+        refunds=refunds,
+        adjustments=adjustments,
+        rejected=rejected,
+        table_stats=boards,
+    )
 
 
 def compare(expected: Outputs, found: Outputs) -> Report:
@@ -108,6 +127,7 @@ def compare(expected: Outputs, found: Outputs) -> Report:
     findings = [
         *_by_id("settlements", expected.settlements, found.settlements, _SETTLEMENT_ID),
         *_by_id("refunds", expected.refunds, found.refunds, _REFUND_ID),
+        *_by_id("adjustments", expected.adjustments, found.adjustments, _ADJUSTMENT_ID),
         *_by_content("rejected", expected.rejected, found.rejected),
         *_by_table(expected.table_stats, found.table_stats),
     ]
@@ -118,7 +138,7 @@ def _by_id(
     topic: Role,
     expected: Sequence[bytes],
     found: Sequence[bytes],
-    decoder: msgspec.json.Decoder[_SettlementId] | msgspec.json.Decoder[_RefundId],
+    decoder: msgspec.json.Decoder[Any],
 ) -> list[Finding]:
     """Records with an idempotency key: each id must be committed once, exactly as computed."""
     wanted = {_id(raw, decoder): raw for raw in expected}
@@ -209,14 +229,19 @@ def _by_table(expected: Mapping[str, bytes], found: Mapping[str, bytes]) -> list
     return findings
 
 
-def _id(
-    raw: bytes, decoder: msgspec.json.Decoder[_SettlementId] | msgspec.json.Decoder[_RefundId]
-) -> str:
+def _id(raw: bytes, decoder: msgspec.json.Decoder[Any]) -> str:
     try:
         record = decoder.decode(raw)
     except msgspec.DecodeError:
         return f"{UNREADABLE} {_digest(raw)}"
-    return record.settlement_id if isinstance(record, _SettlementId) else record.refund_id
+    match record:
+        case _SettlementId():
+            return record.settlement_id
+        case _RefundId():
+            return record.refund_id
+        case _AdjustmentId():
+            return record.adjustment_id
+    raise TypeError(f"no id decoder for {type(record).__name__}")
 
 
 def _digest(raw: bytes) -> str:

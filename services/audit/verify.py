@@ -82,6 +82,7 @@ def audit(
     found = Outputs(
         settlements=[raw for _, raw in read(s.topic_settlements)],
         refunds=[raw for _, raw in read(s.topic_refunds)],
+        adjustments=[raw for _, raw in read(s.topic_adjustments)],
         rejected=[raw for _, raw in read(s.topic_rejected)],
         table_stats={_key(key): raw for key, raw in read(s.topic_table_stats)},
     )

@@ -12,12 +12,14 @@ from schemas.events import (
     Dice,
     Discs,
     RoundCancelled,
+    RoundCorrected,
     RoundEvent,
     RoundOpened,
     RoundReshaken,
     RoundResult,
     RoundResumed,
     RoundSuspended,
+    RoundVoided,
     type_of,
 )
 
@@ -126,6 +128,11 @@ class Round:
                 step = msgspec.structs.replace(step, dice=dice, discs=discs)
             case RoundCancelled(reason=reason):
                 self.cancel_reason, self.phase = reason, "cancelled"
+                step = msgspec.structs.replace(step, reason=reason)
+            case RoundCorrected(dice=dice, discs=discs, reason=reason):
+                self.dice, self.discs = dice, discs
+                step = msgspec.structs.replace(step, dice=dice, discs=discs, reason=reason)
+            case RoundVoided(reason=reason):
                 step = msgspec.structs.replace(step, reason=reason)
             case _:
                 assert_never(event)
