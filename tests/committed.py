@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from schemas.codec import encode
-from schemas.records import Refund, Rejected, Settlement
+from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services.history.projection import Source
 from services.settlement.fold import Fold
 from services.simulation.streams import Streams, interleave
@@ -57,6 +57,8 @@ def commit_inputs(inputs: Iterable[tuple[str, bytes]], *, batch: int = 50) -> Co
                     out.add("settlements", encode(record), clock)
                 case Refund():
                     out.add("refunds", encode(record), clock)
+                case Adjustment():
+                    out.add("adjustments", encode(record), clock)
                 case Rejected():
                     out.add("rejected", encode(record), clock)
                 case _:

@@ -14,7 +14,35 @@ import msgspec
 
 Answer = dict[str, Any]
 _JSON: Final = msgspec.json.Decoder()
-_STEP_FIELDS: Final = ("type", "event_id", "at", "game", "last_seq", "reason", "dice", "discs")
+_STEP_FIELDS: Final = (
+    "type",
+    "event_id",
+    "at",
+    "game",
+    "last_seq",
+    "reason",
+    "dice",
+    "discs",
+    "authorized_by",
+    "previous_dice",
+    "previous_discs",
+)
+ADJUSTMENT_COLUMNS: Final = (
+    "bet_id",
+    "adjustment_id",
+    "n",
+    "cause",
+    "result",
+    "previous_payout",
+    "payout",
+    "delta",
+    "dice",
+    "discs",
+    "reason",
+    "authorized_by",
+    "at",
+)
+"""The columns of `adjustments` an adjustment's answer needs, in this order in every query."""
 BET_COLUMNS: Final = (
     "bet_id",
     "player_id",
@@ -44,8 +72,35 @@ def _json(text: str | None) -> Any:
     return None if text is None else _JSON.decode(text)
 
 
-def bet(row: Sequence[Any], phase: str | None, game: str | None, dice: Any, discs: Any) -> Answer:
-    """A bet as `BetOut`, from a `bets` row (BET_COLUMNS) and its round's state."""
+def adjustment(row: Sequence[Any]) -> Answer:
+    """An adjustment as `AdjustmentOut`, from an `adjustments` row (ADJUSTMENT_COLUMNS)."""
+    _, adjustment_id, n, cause, result, previous, payout, delta, dice, discs, reason, by, at = row
+    return {
+        "adjustment_id": adjustment_id,
+        "n": n,
+        "cause": cause,
+        "result": result,
+        "previous_payout": previous,
+        "payout": payout,
+        "delta": delta,
+        "dice": _json(dice),
+        "discs": _json(discs),
+        "reason": reason,
+        "authorized_by": by,
+        "at": at,
+    }
+
+
+def bet(
+    row: Sequence[Any],
+    phase: str | None,
+    game: str | None,
+    dice: Any,
+    discs: Any,
+    adjustments: Sequence[Answer] = (),
+) -> Answer:
+    """A bet as `BetOut`, from a `bets` row (BET_COLUMNS), its round's state and its
+    adjustments in correction order."""
     (
         bet_id,
         player_id,
@@ -84,6 +139,8 @@ def bet(row: Sequence[Any], phase: str | None, game: str | None, dice: Any, disc
         "status": status,
         "result": result,
         "payout": payout,
+        "adjustments": list(adjustments),
+        "net_payout": adjustments[-1]["payout"] if adjustments else payout,
         "refund_reason": refund_reason,
         "decided_at": decided_at,
         "decision_id": decision_id,
@@ -100,7 +157,8 @@ def step(text: str) -> Answer:
 
 
 def totals(bets: Sequence[Answer]) -> list[Answer]:
-    """A round's money per currency, in currency order; ggr = stakes - payouts over settled."""
+    """A round's money per currency, in currency order; ggr = stakes - payouts over settled
+    bets, each paying its net payout (adjustments included)."""
     sums: dict[str, list[int]] = {}
     for b in bets:
         row = sums.setdefault(b["currency"], [0] * 8)
@@ -109,7 +167,7 @@ def totals(bets: Sequence[Answer]) -> list[Answer]:
             case "settled":
                 row[1] += 1
                 row[4] += b["stake"]
-                row[5] += b["payout"]
+                row[5] += b["net_payout"]
             case "refunded":
                 row[2] += 1
                 row[6] += b["stake"]
@@ -142,16 +200,26 @@ def totals(bets: Sequence[Answer]) -> list[Answer]:
     ]
 
 
-def recall(rnd: Sequence[Any], steps: Sequence[str], rows: Sequence[Sequence[Any]]) -> Answer:
+def recall(
+    rnd: Sequence[Any],
+    steps: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    adjusted: dict[str, list[Answer]] | None = None,
+) -> Answer:
     """A round as `RoundOut`: its row (table, round, game, phase, suspensions, reshakes,
-    last_seq, dice, discs, cancel_reason), its steps and its bets' rows in (seq, bet_id) order."""
+    last_seq, dice, discs, cancel_reason), its steps, its bets' rows in (seq, bet_id) order and
+    their adjustments by bet."""
     table_id, round_id, game, phase, suspensions, reshakes, last_seq, dice, discs, cancel = rnd
     dice, discs = _json(dice), _json(discs)
     shown_dice = dice if phase != "cancelled" else None
     shown_discs = discs if phase != "cancelled" else None
     placed = [row for row in rows if row[10] is not None]
     unplaced = [row for row in rows if row[10] is None]
-    bets = [bet(row, phase, game, shown_dice, shown_discs) for row in placed + unplaced]
+    found = adjusted or {}
+    bets = [
+        bet(row, phase, game, shown_dice, shown_discs, found.get(row[0], ()))
+        for row in placed + unplaced
+    ]
     return {
         "table_id": table_id,
         "round_id": round_id,

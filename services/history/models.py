@@ -31,6 +31,23 @@ class BetsQuery(BaseModel):
         return self
 
 
+class AdjustmentOut(Model):
+    """A correction or void of the bet's round that changed what the bet pays."""
+
+    adjustment_id: str = Field(description="adjustment:<n>:<bet_id> (wallet idempotency key)")
+    n: int = Field(description="the round's correction number: 1 for its first")
+    cause: Literal["correction", "void"]
+    result: Literal["win", "lose", "push", "void"]
+    previous_payout: Money
+    payout: Money = Field(description="what the bet pays with this adjustment, stake included")
+    delta: Money = Field(description="payout - previous_payout; negative: a debit; never 0")
+    dice: list[int] | None = Field(description="the new outcome; null for a void")
+    discs: list[Literal["red", "white"]] | None = Field(description="the new outcome; xocdia")
+    reason: str
+    authorized_by: str
+    at: str = Field(description="`at` of the correcting event")
+
+
 class BetOut(Model):
     """A bet in a player's history or a round's recall: what was bet and what was decided."""
 
@@ -49,13 +66,19 @@ class BetOut(Model):
     placed_at: str | None = Field(description="`at` of the bet.placed event")
     status: Literal["pending", "settled", "refunded"]
     result: Literal["win", "lose", "push"] | None = Field(description="settled bets only")
-    payout: Money | None = Field(description="what the wallet credited, stake included")
+    payout: Money | None = Field(description="what the settlement credited, stake included")
+    adjustments: list[AdjustmentOut] = Field(
+        description="the corrections and voids that changed the payout, in order"
+    )
+    net_payout: Money | None = Field(
+        description="what the bet pays after its adjustments (payout when it has none)"
+    )
     refund_reason: Literal["round_cancelled", "late_bet", "invalid_bet"] | None
     decided_at: str | None = Field(description="`at` of the round event that decided the bet")
     decision_id: str | None = Field(
         description="settlement_id or refund_id (wallet idempotency key)"
     )
-    round_status: Literal["unopened", "open", "closed", "result", "cancelled"]
+    round_status: Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
     dice: list[int] | None = Field(description="the round's outcome: sicbo, thai-hilo")
     discs: list[Literal["red", "white"]] | None = Field(description="the round's outcome: xocdia")
 
@@ -82,10 +105,16 @@ class StepOut(Model):
     reason: str | None = None
     dice: list[int] | None = None
     discs: list[Literal["red", "white"]] | None = None
+    authorized_by: str | None = Field(default=None, description="corrections and voids")
+    previous_dice: list[int] | None = Field(
+        default=None, description="a correction's or void's outcome before it"
+    )
+    previous_discs: list[Literal["red", "white"]] | None = None
 
 
 class TotalsOut(Model):
-    """A round's money in one currency; ggr = stakes - payouts over settled bets."""
+    """A round's money in one currency; ggr = stakes - payouts (adjustments included) over
+    settled bets."""
 
     currency: str
     bets: int
@@ -105,7 +134,7 @@ class RoundOut(Model):
     table_id: str
     round_id: str
     game: str | None
-    status: Literal["unopened", "open", "closed", "result", "cancelled"]
+    status: Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
     suspended: bool
     reshakes: int
     last_seq: int | None

@@ -3,8 +3,9 @@
 Pure: messages in, rows out; no broker, database, clock or I/O. It re-decides nothing. The round
 events and bets come from the `accepted` topic, where the workers put, in the transaction of their
 decisions, exactly the inputs the settlement fold accepted (never a refused event, never a
-redelivery); what was decided comes only from the committed `settlements` and `refunds`. So each
-message is applied as it stands, and the projector's stored positions make it apply once.
+redelivery); what was decided comes only from the committed `settlements`, `refunds` and
+`adjustments`. So each message is applied as it stands, and the projector's stored positions make
+it apply once.
 """
 
 from __future__ import annotations
@@ -17,20 +18,22 @@ import msgspec
 
 from schemas.codec import Invalid, decode_event
 from schemas.events import BetPlaced, RoundEvent
-from schemas.records import Refund, Rejected, Settlement, TableStats
+from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 from services.history.views import micros, parse_micros
 
-Source = Literal["accepted", "settlements", "refunds", "table-stats", "rejected"]
+Source = Literal["accepted", "settlements", "refunds", "adjustments", "table-stats", "rejected"]
 SOURCES: Final[tuple[Source, ...]] = (
     "accepted",
     "settlements",
     "refunds",
+    "adjustments",
     "table-stats",
     "rejected",
 )
 
 _SETTLEMENT: Final = msgspec.json.Decoder(Settlement)
 _REFUND: Final = msgspec.json.Decoder(Refund)
+_ADJUSTMENT: Final = msgspec.json.Decoder(Adjustment)
 _STATS: Final = msgspec.json.Decoder(TableStats)
 _REJECTED: Final = msgspec.json.Decoder(Rejected)
 _ENCODE: Final = msgspec.json.encode
@@ -49,6 +52,7 @@ class Changes:
 
     placements: dict[str, Row] = field(default_factory=dict)
     decisions: dict[str, Row] = field(default_factory=dict)
+    adjustments: dict[str, Row] = field(default_factory=dict)
     round_events: list[tuple[RoundEvent, int]] = field(default_factory=list)
     boards: dict[str, TableStats] = field(default_factory=dict)
     raw_boards: dict[str, bytes] = field(default_factory=dict)
@@ -72,6 +76,12 @@ class Changes:
                 self._decision(_SETTLEMENT.decode(raw), timestamp_ms)
             case "refunds":
                 self._decision(_REFUND.decode(raw), timestamp_ms)
+            case "adjustments":
+                adjustment = _ADJUSTMENT.decode(raw)
+                if adjustment.adjustment_id not in self.adjustments:
+                    self.adjustments[adjustment.adjustment_id] = adjusted(adjustment)
+                    labels = _labels(kind="adjustment", outcome=adjustment.cause)
+                    self.counts[("croupier_read_decisions_total", labels)] += 1
             case "table-stats":
                 stats = _STATS.decode(raw)
                 self.boards[stats.table_id] = stats
@@ -185,6 +195,29 @@ def decided(decision: Settlement | Refund, timestamp_ms: int) -> Row:
                 "discs": None,
             }
     return row
+
+
+def adjusted(adjustment: Adjustment) -> Row:
+    """An adjustment's row, as committed."""
+    return {
+        "adjustment_id": adjustment.adjustment_id,
+        "bet_id": adjustment.bet_id,
+        "player_id": adjustment.player_id,
+        "table_id": adjustment.table_id,
+        "round_id": adjustment.round_id,
+        "currency": adjustment.currency,
+        "n": adjustment.n,
+        "cause": adjustment.cause,
+        "result": adjustment.result,
+        "previous_payout": adjustment.previous_payout,
+        "payout": adjustment.payout,
+        "delta": adjustment.delta,
+        "dice": json_text(adjustment.dice and list(adjustment.dice)),
+        "discs": json_text(adjustment.discs and list(adjustment.discs)),
+        "reason": adjustment.reason,
+        "authorized_by": adjustment.authorized_by,
+        "at": adjustment.at,
+    }
 
 
 PLACED: Final = ("sort_micros", "seq", "kind", "pick", "stake", "currency", "placed_at")

@@ -37,6 +37,7 @@ def sources(settings: Settings) -> dict[str, Source]:
         settings.topic_accepted: "accepted",
         settings.topic_settlements: "settlements",
         settings.topic_refunds: "refunds",
+        settings.topic_adjustments: "adjustments",
         settings.topic_table_stats: "table-stats",
         settings.topic_rejected: "rejected",
     }

@@ -13,6 +13,8 @@ from services.history.views import Key
 
 _B = schema.bets
 _R = schema.rounds
+_A = schema.adjustments
+_ADJ = [_A.c[name] for name in answers.ADJUSTMENT_COLUMNS]
 _BET = [_B.c[name] for name in BET_COLUMNS]
 _ROUND = [_R.c.phase, _R.c.game, _R.c.dice, _R.c.discs]
 _ORDER = (_B.c.sort_micros, _B.c.table_id, _B.c.round_id, _B.c.seq, _B.c.bet_id)
@@ -50,7 +52,14 @@ class Reads:
             if not total:
                 return None
             rows = db.execute(query).all()
-        shown = rows[:limit]
+            shown = rows[:limit]
+            adjusted = _by_bet(
+                db.execute(
+                    select(*_ADJ)
+                    .where(_A.c.bet_id.in_([row[0] for row in shown]))
+                    .order_by(_A.c.bet_id, _A.c.n)
+                ).all()
+            )
         more = len(rows) > limit and bool(shown)
         cursor = None
         if more:
@@ -60,7 +69,17 @@ class Reads:
         return {
             "player_id": player_id,
             "total": total,
-            "bets": [answers.bet(row[:n], *row[n:]) for row in shown],
+            "bets": [
+                answers.bet(
+                    row[:n],
+                    row[n],
+                    row[n + 1],
+                    row[n + 2],
+                    row[n + 3],
+                    adjustments=adjusted.get(row[0], ()),
+                )
+                for row in shown
+            ],
             "next_cursor": cursor,
         }
 
@@ -98,7 +117,14 @@ class Reads:
                 .where(_B.c.table_id == table_id, _B.c.round_id == round_id)
                 .order_by(_B.c.seq, _B.c.bet_id)
             ).all()
-        return answers.recall(rnd, steps, rows)
+            adjusted = _by_bet(
+                db.execute(
+                    select(*_ADJ)
+                    .where(_A.c.table_id == table_id, _A.c.round_id == round_id)
+                    .order_by(_A.c.bet_id, _A.c.n)
+                ).all()
+            )
+        return answers.recall(rnd, steps, rows, adjusted)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""
@@ -141,6 +167,14 @@ class Reads:
         p = schema.positions
         with self.engine.connect() as db:
             return {(r.topic, r.partition): r.next_offset for r in db.execute(select(p))}
+
+
+def _by_bet(rows: Any) -> dict[str, list[Answer]]:
+    """Adjustment rows (bet_id first, in bet then n order) as answers, grouped by bet."""
+    grouped: dict[str, list[Answer]] = {}
+    for row in rows:
+        grouped.setdefault(row[0], []).append(answers.adjustment(row))
+    return grouped
 
 
 def health_counts(reads: Reads) -> dict[str, Any]:

@@ -65,6 +65,31 @@ Index(
     sqlite_where=text("status = 'pending'"),
 )
 
+adjustments: Final = Table(
+    "adjustments",
+    metadata,
+    Column("adjustment_id", Text, primary_key=True),
+    Column("bet_id", Text, nullable=False),
+    Column("player_id", Text, nullable=False),
+    Column("table_id", Text, nullable=False),
+    Column("round_id", Text, nullable=False),
+    Column("currency", Text, nullable=False),
+    Column("n", Integer, nullable=False),
+    Column("cause", Text, nullable=False),
+    Column("result", Text, nullable=False),
+    Column("previous_payout", BigInteger, nullable=False),
+    Column("payout", BigInteger, nullable=False),
+    Column("delta", BigInteger, nullable=False),
+    Column("dice", Text),
+    Column("discs", Text),
+    Column("reason", Text, nullable=False),
+    Column("authorized_by", Text, nullable=False),
+    Column("at", Text, nullable=False),
+    comment="every committed adjustment: a settled bet decided again after a correction or void",
+)
+Index("adjustments_bet", adjustments.c.bet_id, adjustments.c.n)
+Index("adjustments_round", adjustments.c.table_id, adjustments.c.round_id)
+
 rounds: Final = Table(
     "rounds",
     metadata,

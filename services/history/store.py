@@ -143,6 +143,7 @@ class _Batch:
         fates = self._rounds(changes)
         self._observe(changes, fates)
         self._bets(changes)
+        self._adjustments(changes)
         self._players(changes)
         self._tables(changes)
 
@@ -154,6 +155,7 @@ class _Batch:
         keys = {(e.table_id, e.round_id) for e, _ in changes.round_events}
         keys |= {(r["table_id"], r["round_id"]) for r in changes.placements.values()}
         keys |= {(r["table_id"], r["round_id"]) for r in changes.decisions.values()}
+        keys |= {(r["table_id"], r["round_id"]) for r in changes.adjustments.values()}
         known = self._load(sorted(keys))
         loaded = {key: rnd.phase for key, (rnd, _, _) in known.items()}
         fresh: dict[tuple[str, str], tuple[Round, int, int | None]] = {}
@@ -163,9 +165,9 @@ class _Batch:
         for event_, timestamp_ms in changes.round_events:
             key = (event_.table_id, event_.round_id)
             rnd, _, fate_ts = known[key]
-            final = rnd.phase in ("result", "cancelled")
+            final = rnd.phase in ("result", "cancelled", "voided")
             rnd.apply(event_)
-            if not final and rnd.phase in ("result", "cancelled"):
+            if not final and rnd.phase in ("result", "cancelled", "voided"):
                 known[key] = (rnd, known[key][1], timestamp_ms)
                 newly_fated.append(key)
         self._unobserved(newly_fated, {key: known[key][2] for key in newly_fated})
@@ -252,9 +254,19 @@ class _Batch:
         for part, columns in enumerate((PLACED + DECIDED, PLACED, DECIDED)):
             bulk.merge(self.db, bulk.STAGE_BETS, schema.bets, part, "bet_id", columns)
 
+    def _adjustments(self, changes: Changes) -> None:
+        """Insert the adjustments, each id once (a redelivered one changes nothing)."""
+        rows = [changes.adjustments[key] for key in sorted(changes.adjustments)]
+        if rows:
+            stmt = self.insert(schema.adjustments).on_conflict_do_nothing(
+                index_elements=["adjustment_id"]
+            )
+            self.db.execute(stmt, rows)
+
     def _players(self, changes: Changes) -> None:
         ids = {r["player_id"] for r in changes.placements.values()}
         ids |= {r["player_id"] for r in changes.decisions.values()}
+        ids |= {r["player_id"] for r in changes.adjustments.values()}
         if not ids:
             return
         bulk.stage(self.db, bulk.STAGE_PLAYERS, ([{"player_id": p} for p in sorted(ids)],))

@@ -23,7 +23,7 @@ from schemas.events import (
     type_of,
 )
 
-Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
+Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
 Key = tuple[int, str, str, int, str]
 """Where a bet sorts in its player's history: (time in µs, table_id, round_id, seq, bet_id)."""
 
@@ -64,6 +64,9 @@ class Step(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     reason: str | None = None
     dice: Dice | None = None
     discs: Discs | None = None
+    authorized_by: str | None = None
+    previous_dice: Dice | None = None
+    previous_discs: Discs | None = None
 
 
 class Round:
@@ -130,10 +133,25 @@ class Round:
                 self.cancel_reason, self.phase = reason, "cancelled"
                 step = msgspec.structs.replace(step, reason=reason)
             case RoundCorrected(dice=dice, discs=discs, reason=reason):
+                step = msgspec.structs.replace(
+                    step,
+                    dice=dice,
+                    discs=discs,
+                    reason=reason,
+                    authorized_by=event.authorized_by,
+                    previous_dice=self.dice,
+                    previous_discs=self.discs,
+                )
                 self.dice, self.discs = dice, discs
-                step = msgspec.structs.replace(step, dice=dice, discs=discs, reason=reason)
             case RoundVoided(reason=reason):
-                step = msgspec.structs.replace(step, reason=reason)
+                self.phase = "voided"
+                step = msgspec.structs.replace(
+                    step,
+                    reason=reason,
+                    authorized_by=event.authorized_by,
+                    previous_dice=self.dice,
+                    previous_discs=self.discs,
+                )
             case _:
                 assert_never(event)
         self.timeline.append(step)

@@ -26,7 +26,9 @@ from tests.committed import commit, shuffled
 from tests.database import migrated, project, project_all
 from tests.e2e.support import Offline, offline
 
-STREAMS = generate(7, tables=3, rounds=55, profile=Profile(bets_per_round=(0, 6)))
+STREAMS = generate(
+    7, tables=3, rounds=55, profile=Profile(bets_per_round=(0, 6), correct=0.2, void=0.1)
+)
 COMMITTED = commit(STREAMS)
 OFFLINE = offline(STREAMS)
 
@@ -62,6 +64,12 @@ def expected_decisions(reads: Reads, off: Offline) -> None:
                     record["result"],
                     record["payout"],
                 )
+                adjusted = off.adjustments.get(b["bet_id"], [])
+                assert [
+                    (a["adjustment_id"], a["delta"], a["authorized_by"]) for a in b["adjustments"]
+                ] == [(a["adjustment_id"], a["delta"], a["authorized_by"]) for a in adjusted]
+                net = adjusted[-1]["payout"] if adjusted else record["payout"]
+                assert b["net_payout"] == net
             else:
                 assert (b["status"], b["decision_id"], b["refund_reason"]) == (
                     "refunded",
@@ -87,6 +95,16 @@ def test_the_database_answers_what_the_offline_replay_decided(engine: Engine) ->
     project_all(Store(engine), COMMITTED, seed=3)
     reads = Reads(engine)
     expected_decisions(reads, OFFLINE)
+    assert OFFLINE.adjustments, "the streams should hold corrections that adjust bets"
+    corrected = [
+        s
+        for key in OFFLINE.outcomes
+        if (recall := reads.recall(*key)) is not None
+        for s in recall["timeline"]
+        if s["type"] in ("round.corrected", "round.voided")
+    ]
+    assert corrected and all(s["authorized_by"] and s["reason"] for s in corrected)
+    assert all(s["previous_dice"] or s["previous_discs"] for s in corrected)
     assert reads.pending() == 0
     health = reads.counters()
     assert health[("croupier_read_players", "")] == len(OFFLINE.players)
