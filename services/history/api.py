@@ -20,6 +20,7 @@ from services.history.openapi import document
 from services.history.paging import BadCursor, decode_cursor
 from services.history.queries import Reads, health_counts
 from services.history.tally import exposition
+from services.reports.render import as_csv, as_json, as_text
 
 log = logging.getLogger("croupier.api")
 Lag = Callable[[], Awaitable[int | None]]
@@ -123,6 +124,24 @@ async def table_stats(request: web.Request) -> web.Response:
     return web.Response(text=stats, content_type="application/json")
 
 
+REPORTS: Final = {
+    "json": ("application/json", as_json),
+    "csv": ("text/csv", as_csv),
+    "text": ("text/plain", as_text),
+}
+
+
+async def report(request: web.Request) -> web.Response:
+    """The regulator's report: the figures of `croupier report` over the database."""
+    table_id = request.query.get("table_id") or None
+    chosen = request.query.get("format", "json")
+    if chosen not in REPORTS:
+        raise _Invalid("format: one of json, csv, text", [f"format: {chosen!r} is not one of them"])
+    content_type, render = REPORTS[chosen]
+    found = await asyncio.to_thread(request.app[READS].report, table_id)
+    return web.Response(text=render(found), content_type=content_type)
+
+
 async def tables(request: web.Request) -> web.Response:
     return _answer({"tables": await asyncio.to_thread(request.app[READS].tables)})
 
@@ -174,6 +193,7 @@ def application(reads: Reads, lag: Lag, *, poll_ms: int = 1000) -> web.Applicati
     app.router.add_get("/tables/{table_id}/rounds/{round_id}", round_recall)
     app.router.add_get("/", index)
     app.router.add_get("/tables", tables)
+    app.router.add_get("/report", report)
     app.router.add_get("/tables/{table_id}/stats", table_stats)
     app.router.add_get("/tables/{table_id}", board)
     app.router.add_get("/health", health)

@@ -89,6 +89,49 @@ def _operations() -> dict[str, Any]:
                 },
             }
         },
+        "/report": {
+            "get": {
+                "operationId": "report",
+                "summary": "The regulator's report: rounds, money, GGR, RTP, corrections",
+                "description": "Per table, game, UTC day and currency: rounds with a result, "
+                "cancelled, corrected and voided; bets, stakes, refunds, payouts (adjustments "
+                "included), GGR, actual RTP next to the PAR sheet's RTP of the same bets; every "
+                "correction and void with who authorised it. The figures of `croupier report` "
+                "over the same events.",
+                "parameters": [
+                    _query("table_id", {"type": "string", "minLength": 1}, "Only this table"),
+                    _query(
+                        "format",
+                        {"type": "string", "enum": ["json", "csv", "text"], "default": "json"},
+                        "json, csv or text",
+                    ),
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The report",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["rounds", "money", "corrections"],
+                                    "properties": {
+                                        "rounds": {"type": "array", "items": {"type": "object"}},
+                                        "money": {"type": "array", "items": {"type": "object"}},
+                                        "corrections": {
+                                            "type": "array",
+                                            "items": {"type": "object"},
+                                        },
+                                    },
+                                }
+                            },
+                            "text/csv": {"schema": {"type": "string"}},
+                            "text/plain": {"schema": {"type": "string"}},
+                        },
+                    },
+                    "422": _INVALID,
+                },
+            }
+        },
         "/tables/{table_id}/rounds/{round_id}": {
             "get": {
                 "operationId": "roundRecall",

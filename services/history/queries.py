@@ -6,10 +6,11 @@ from typing import Any
 
 from sqlalchemy import Engine, func, literal, select, tuple_
 
-from services.history import answers, schema
+from services.history import answers, report, schema
 from services.history.answers import BET_COLUMNS, Answer
 from services.history.paging import encode_cursor
 from services.history.views import Key
+from services.reports.figures import Report
 
 _B = schema.bets
 _R = schema.rounds
@@ -125,6 +126,11 @@ class Reads:
                 ).all()
             )
         return answers.recall(rnd, steps, rows, adjusted)
+
+    def report(self, table_id: str | None = None) -> Report:
+        """The regulator's report over the database (every table, or one)."""
+        with self.engine.connect() as db:
+            return report.build(db, table_id)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""

@@ -205,6 +205,7 @@ def test_the_openapi_document_is_valid_and_lists_every_route(engine: Engine) -> 
         ("GET", "/tables/{table_id}"),
         ("GET", "/health"),
         ("GET", "/metrics"),
+        ("GET", "/report"),
     }
 
 
@@ -218,3 +219,20 @@ def test_the_board_page_embeds_the_table_id_without_letting_it_run_as_code(
     assert status == 200 and kind.startswith("text/html")
     assert "</script><b>" not in page
     assert "&lt;/script&gt;&lt;b&gt;x" in page and '"\\u003c/script\\u003e\\u003cb\\u003ex"' in page
+
+
+def test_the_report_answers_json_csv_and_text_and_refuses_another_format(engine: Engine) -> None:
+    as_json, as_csv, as_text, wrong = get(
+        engine,
+        "/report",
+        "/report?format=csv&table_id=T1",
+        "/report?format=text",
+        "/report?format=xml",
+    )
+    report = body(as_json)
+    [money] = report["money"]
+    assert (money["bets"], money["stakes"], money["payouts"], money["ggr"]) == (2, 150, 200, -50)
+    assert report["rounds"][0]["results"] == 1
+    assert as_csv[0] == 200 and as_csv[1].startswith("text/csv") and b"# money" in as_csv[2]
+    assert as_text[0] == 200 and b"Corrections and voids" in as_text[2]
+    assert wrong[0] == 422 and b"format" in wrong[2]
