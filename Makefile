@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: help install run replay-sample test test-unit test-kafka check lint types schemas bench \
-        kafka-up kafka-down kafka-status topics worker bench-kafka bench-recovery chaos clean broker
+        kafka-up kafka-down kafka-status topics worker bench-kafka bench-recovery chaos clean broker \
+        db-up db-down db projector bench-readside
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -31,7 +32,11 @@ replay-sample: $(STAMP) ## replay the bundled sample stream and print records an
 broker: $(STAMP)
 	@if [ -z "$$KAFKA_BOOTSTRAP" ]; then PYTHON=$(BIN)/python bash deploy/kafka/up.sh; fi
 
-test: $(STAMP) broker ## all tests: unit, then integration on a real broker (started by itself)
+# The PostgreSQL the read-side tests use: DATABASE_URL if set, else the local one (started if needed).
+db:
+	@if [ -z "$$DATABASE_URL" ]; then bash deploy/postgres/up.sh; fi
+
+test: $(STAMP) broker db ## all tests: unit, then on a real broker and a real PostgreSQL (started by themselves)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP) ## the pure tests only, no broker
@@ -81,6 +86,18 @@ wallet: $(STAMP) ## credit committed settlements and refunds to .data/wallet.sql
 
 api: $(STAMP) ## run the read side (bet history, round recall, board) on 127.0.0.1:8080
 	$(BIN)/croupier api
+
+projector: $(STAMP) ## project the committed topics into the read side's database (DATABASE_URL, else SQLite)
+	$(BIN)/croupier projector
+
+db-up: ## start the local PostgreSQL of the read side (.data/postgres, 127.0.0.1:55432); prints DATABASE_URL
+	bash deploy/postgres/up.sh
+
+db-down: ## stop the local PostgreSQL (PG_WIPE=1 also deletes its data)
+	bash deploy/postgres/down.sh
+
+bench-readside: $(STAMP) broker db ## projector rows/s vs the pipeline's bets/s, flat memory, restart, query p50/p99 (PostgreSQL)
+	$(BIN)/python -m tests.bench.readside
 
 fuzz-api: $(STAMP) broker ## schemathesis fuzzes a running read side from its OpenAPI document
 	$(BIN)/pytest -q tests/integration/test_api_fuzz.py

@@ -95,6 +95,27 @@ class RoundCancelled(RoundEventBase, frozen=True, kw_only=True, tag="round.cance
     reason: Reason
 
 
+class RoundCorrected(RoundEventBase, frozen=True, kw_only=True, tag="round.corrected"):
+    """After a result: the dealer's entry was wrong; the round's outcome becomes this one."""
+
+    dice: Dice | None = None
+    discs: Discs | None = None
+    reason: Reason
+    authorized_by: Id
+
+    def __post_init__(self) -> None:
+        _calendar_date(self.at)
+        if (self.dice is None) == (self.discs is None):
+            raise ValueError("a correction carries exactly one of `dice` (3 faces) or `discs` (4)")
+
+
+class RoundVoided(RoundEventBase, frozen=True, kw_only=True, tag="round.voided"):
+    """After a result: the round is void; every settled bet ends with its stake back."""
+
+    reason: Reason
+    authorized_by: Id
+
+
 class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
     """A bet the table confirmed: its stake is already taken from the wallet."""
 
@@ -116,6 +137,8 @@ RoundEvent = (
     | RoundReshaken
     | RoundResult
     | RoundCancelled
+    | RoundCorrected
+    | RoundVoided
 )
 BetEvent = BetPlaced
 AnyEvent = RoundEvent | BetEvent
@@ -130,6 +153,8 @@ ROUND_TYPES: Final[frozenset[str]] = frozenset(
         RoundReshaken,
         RoundResult,
         RoundCancelled,
+        RoundCorrected,
+        RoundVoided,
     )
 )
 BET_TYPES: Final = frozenset({"bet.placed"})

@@ -14,7 +14,7 @@ from typing import Any, Final
 import msgspec
 
 from schemas.events import AnyEvent, BetPlaced, RoundEvent
-from schemas.records import Refund, Rejected, Settlement, TableStats
+from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 
 CONTRACT_VERSION: Final = 1
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
@@ -40,6 +40,14 @@ TOPICS: Final[dict[str, tuple[Any, str]]] = {
         Refund,
         "Refund records croupier writes, keyed by player_id (contract section 5). "
         "`refund_id` is derived from `bet_id` alone: wallets use it as the idempotency key.",
+    ),
+    "adjustments": (
+        Adjustment,
+        "Adjustment records croupier writes, keyed by player_id (contract sections 3a and 5): a "
+        "settled bet decided again after a correction or a void of its round. `delta` is what "
+        "the wallet credits (negative: a debit), never 0; `adjustment_id` "
+        "(`adjustment:<n>:<bet_id>`) is its idempotency key. `dice`/`discs` are the new outcome, "
+        "absent for a void.",
     ),
     "rejected": (
         Rejected,
@@ -70,7 +78,7 @@ _ONE_OUTCOME: Final = {
         {"required": ["discs"], "properties": {"discs": {"type": "array"}}},
     ]
 }
-_ONE_OUTCOME_DEFS: Final = ("RoundResult", "Settlement", "StatRound")
+_ONE_OUTCOME_DEFS: Final = ("RoundResult", "RoundCorrected", "Settlement", "StatRound")
 _CURRENCY: Final = {
     "type": "string",
     "pattern": "^[A-Z]{3}$",

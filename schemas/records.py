@@ -65,6 +65,43 @@ class Refund(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="r
     at: str
 
 
+AdjustmentCause = Literal["correction", "void"]
+AdjustedResult = Literal["win", "lose", "push", "void"]
+
+
+class Adjustment(
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag_field="type",
+    tag="adjustment",
+    omit_defaults=True,
+    gc=False,
+):
+    """A settled bet decided again after a correction or a void; `delta` is what the wallet
+    credits (a debit when negative), never 0."""
+
+    v: int
+    adjustment_id: str
+    settlement_id: str
+    bet_id: str
+    round_id: str
+    table_id: str
+    player_id: str
+    currency: str
+    n: int
+    cause: AdjustmentCause
+    result: AdjustedResult
+    previous_payout: int
+    payout: int
+    delta: int
+    dice: Dice | None = None
+    discs: Discs | None = None
+    reason: str
+    authorized_by: str
+    at: str
+
+
 class Rejected(
     msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="rejected", gc=False
 ):
@@ -95,4 +132,4 @@ class TableStats(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", ta
     counts: dict[str, int | dict[str, int]]
 
 
-Record = Settlement | Refund | Rejected | TableStats
+Record = Settlement | Refund | Adjustment | Rejected | TableStats

@@ -20,6 +20,12 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from services.reports.command import main
+
+    return main(args.files, args.format, args.horizon)
+
+
 def _par(args: argparse.Namespace) -> int:
     from services.games import par
 
@@ -92,8 +98,17 @@ def _api(args: argparse.Namespace) -> int:
     from services.history.settings import ApiSettings
     from services.settings import Settings
 
-    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    given = (("host", args.host), ("port", args.port), ("project", args.project))
+    overrides = {k: v for k, v in given if v is not None}
     return service.main(Settings(), ApiSettings(**overrides), loglevel=args.loglevel)
+
+
+def _projector(args: argparse.Namespace) -> int:
+    from services.history import service
+    from services.history.settings import ApiSettings
+    from services.settings import Settings
+
+    return service.project(Settings(), ApiSettings(), loglevel=args.loglevel)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -113,8 +128,8 @@ def parser() -> argparse.ArgumentParser:
         "replay",
         help="replay events (JSON Lines) offline and print the records they produce",
         description="Read rounds and bets events as JSON Lines (- for standard input) and write "
-        "the settlements, refunds and rejections they produce as JSON Lines, exactly as the "
-        "stream processors do.",
+        "the settlements, refunds, adjustments and rejections they produce as JSON Lines, "
+        "exactly as the stream processors do.",
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
     replay.add_argument("--stats", action="store_true", help="end with a table_stats per table")
@@ -125,6 +140,19 @@ def parser() -> argparse.ArgumentParser:
         help=f"decided rounds per table kept to recognise redeliveries (default {DEFAULT_HORIZON})",
     )
     replay.set_defaults(run=_replay)
+
+    report = commands.add_parser(
+        "report",
+        help="the regulator's report of a replay file: rounds, money, GGR, RTP, corrections",
+        description="Per table, game, UTC day and currency: rounds with a result, cancelled, "
+        "corrected and voided; bets, stakes, payouts (adjustments included), refunds, GGR, the "
+        "actual RTP next to the PAR sheet's RTP of the same bets; and every correction and void "
+        "with who authorised it. The very same fold as `croupier replay`.",
+    )
+    report.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
+    report.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
+    report.set_defaults(run=_report)
 
     par = commands.add_parser(
         "par",
@@ -248,13 +276,32 @@ def parser() -> argparse.ArgumentParser:
     api = commands.add_parser(
         "api",
         help="the read side: bet history, round recall, table statistics board (HTTP API)",
-        description="Fold the topics into bet histories, round recalls and statistics boards and "
-        "serve them over HTTP (OpenAPI at /openapi.json, board page at /tables/TABLE).",
+        description="Serve bet histories, round recalls and statistics boards from the read "
+        "side's database (DATABASE_URL, else .data/readside.sqlite) over HTTP (OpenAPI at "
+        "/openapi.json, the tables at /), projecting croupier's committed topics into it too "
+        "unless --serve-only.",
     )
     api.add_argument("--host", help="address to bind (default CROUPIER_API_HOST or 127.0.0.1)")
     api.add_argument("--port", type=int, help="port (default CROUPIER_API_PORT or 8080)")
+    api.add_argument(
+        "--serve-only",
+        dest="project",
+        action="store_const",
+        const=False,
+        help="do not project (another process does: `croupier projector`)",
+    )
     api.add_argument("--loglevel", default="info", help="faust log level (default info)")
     api.set_defaults(run=_api)
+
+    projector = commands.add_parser(
+        "projector",
+        help="project croupier's committed topics into the read side's database, exactly once",
+        description="Read the accepted, settlements, refunds, table-stats and rejected topics "
+        "(read_committed) into the database (DATABASE_URL, else .data/readside.sqlite), each "
+        "batch in one transaction with the positions it consumed.",
+    )
+    projector.add_argument("--loglevel", default="info", help="log level (default info)")
+    projector.set_defaults(run=_projector)
     return top
 
 

@@ -9,6 +9,7 @@ workers, and the broker if this run started it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import ctypes.util
 import io
@@ -89,6 +90,56 @@ def _port_or_free(preferred: int) -> int:
     return preferred
 
 
+class Resilient(io.TextIOBase):
+    """The run's output: the terminal or pipe it was given, then a file once that is gone.
+
+    `make run | tee run.log` and Ctrl-C: the terminal's SIGINT ends `tee` too, and every later
+    write to the pipe fails (BrokenPipeError). The run must still stop what it started, so its
+    output goes on, to `<logs>/run.log`, instead of failing the shutdown half way.
+    """
+
+    def __init__(self, given: TextIO, fallback: Path) -> None:
+        self.given = given
+        self.fallback = fallback
+        self.file: TextIO | None = None
+
+    def write(self, text: str) -> int:
+        if self.file is None:
+            try:
+                self.given.write(text)
+                return len(text)
+            except (BrokenPipeError, OSError, ValueError):
+                self._switch()
+        assert self.file is not None
+        self.file.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.file is not None:
+            self.file.flush()
+            return
+        try:
+            self.given.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self._switch()
+
+    def _switch(self) -> None:
+        """From now on write to the file; what the pipe still buffers goes to /dev/null, so
+        that no later flush (the interpreter's at exit too) fails again."""
+        self.file = open(self.fallback, "a")  # noqa: SIM115 (kept until the run ends)
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.given.fileno())
+            os.close(null)
+
+    def isatty(self) -> bool:
+        return self.file is None and self.given.isatty()
+
+    @property
+    def gone(self) -> bool:
+        return self.file is not None
+
+
 def say(out: TextIO, text: str) -> None:
     print(f"croupier run: {text}", file=out, flush=True)
 
@@ -157,9 +208,22 @@ def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, boo
     return bootstrap, started
 
 
-def stop_broker(env: dict[str, str], out: TextIO) -> None:
-    say(out, "stopping the broker this run started (deploy/kafka/down.sh)")
-    subprocess.run(["bash", str(DOWN)], env=env, check=False, stdout=out, stderr=out)
+def stop_broker(env: dict[str, str], logs: Path, out: TextIO) -> None:
+    """deploy/kafka/down.sh, its output to a file (never to a pipe that may be gone)."""
+    say(
+        out,
+        f"stopping the broker this run started (deploy/kafka/down.sh, log {logs}/broker-down.log)",
+    )
+    with open(logs / "broker-down.log", "ab") as log:
+        done = subprocess.run(
+            ["bash", str(DOWN)],
+            env=env,
+            check=False,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    say(out, f"broker stopped (exit {done.returncode})")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -178,9 +242,9 @@ class Run:
     def __init__(self, args: argparse.Namespace, stopper: Stopper, out: TextIO) -> None:
         self.args = args
         self.stopper = stopper
-        self.out = out
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         self.logs = Path(".data/run").resolve() / f"{stamp}-{os.getpid()}"
+        self.out: TextIO = Resilient(out, self.logs / "run.log")  # type: ignore[assignment]
         self.env = dict(os.environ)
         self.env["PYTHONPATH"] = os.pathsep.join(
             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
@@ -294,7 +358,7 @@ class Run:
         if workers:
             stop(workers, self.stopper, 40.0, self.out)
         if self.broker_started:
-            stop_broker(self.env, self.out)
+            stop_broker(self.env, self.logs, self.out)
 
     def failed(self) -> Child | None:
         """A child that exited although nobody asked it to."""

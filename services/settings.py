@@ -20,6 +20,7 @@ class Settings(BaseSettings):
     topic_bets: str = "bets"
     topic_settlements: str = "settlements"
     topic_refunds: str = "refunds"
+    topic_adjustments: str = "adjustments"
     topic_table_stats: str = "table-stats"
     topic_rejected: str = "rejected"
     topic_accepted: str = Field(
@@ -75,10 +76,11 @@ class Settings(BaseSettings):
         return (self.topic_rounds, self.topic_bets)
 
     @property
-    def outputs(self) -> tuple[str, str, str, str, str]:
+    def outputs(self) -> tuple[str, str, str, str, str, str]:
         return (
             self.topic_settlements,
             self.topic_refunds,
+            self.topic_adjustments,
             self.topic_table_stats,
             self.topic_rejected,
             self.topic_accepted,

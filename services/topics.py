@@ -57,6 +57,9 @@ def plan(settings: Settings) -> list[Plan]:
         ),
         Plan(name=settings.topic_refunds, partitions=settings.output_partitions, config=retention),
         Plan(
+            name=settings.topic_adjustments, partitions=settings.output_partitions, config=retention
+        ),
+        Plan(
             name=settings.topic_table_stats,
             partitions=settings.output_partitions,
             config={"cleanup.policy": "compact"},

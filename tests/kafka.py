@@ -78,6 +78,7 @@ def isolated_settings(address: str, partitions: int = 4, **extra: object) -> Set
             "bets",
             "settlements",
             "refunds",
+            "adjustments",
             "table_stats",
             "rejected",
             "accepted",

@@ -11,17 +11,17 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, Literal, assert_never
+from typing import Any, Final, Literal, assert_never
 
 import msgspec
 
 from schemas.codec import Invalid, decode_event, encode
 from schemas.events import Event
-from schemas.records import Record, Refund, Rejected, Settlement, TableStats
+from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 from services.audit.window import OUTPUT_CUT, Scope
 
 Kind = Literal["missing", "duplicated", "unexpected", "differing"]
-Role = Literal["settlements", "refunds", "rejected", "table-stats"]
+Role = Literal["settlements", "refunds", "adjustments", "rejected", "table-stats"]
 KINDS: Final[tuple[Kind, ...]] = ("missing", "duplicated", "unexpected", "differing")
 UNREADABLE: Final = "<unreadable>"
 EXCERPT: Final = 400
@@ -32,6 +32,7 @@ class Outputs(msgspec.Struct, frozen=True, kw_only=True):
 
     settlements: list[bytes] = []
     refunds: list[bytes] = []
+    adjustments: list[bytes] = []
     rejected: list[bytes] = []
     table_stats: dict[str, bytes] = {}
     rejected_keys: list[bytes | None] | None = None
@@ -40,7 +41,11 @@ class Outputs(msgspec.Struct, frozen=True, kw_only=True):
     def size(self) -> int:
         """How many records these outputs hold."""
         return (
-            len(self.settlements) + len(self.refunds) + len(self.rejected) + len(self.table_stats)
+            len(self.settlements)
+            + len(self.refunds)
+            + len(self.adjustments)
+            + len(self.rejected)
+            + len(self.table_stats)
         )
 
 
@@ -105,6 +110,14 @@ class _RefundId(msgspec.Struct, kw_only=True):
     player_id: str = ""
 
 
+class _AdjustmentId(msgspec.Struct, kw_only=True):
+    adjustment_id: str
+    bet_id: str = ""
+    round_id: str = ""
+    table_id: str = ""
+    player_id: str = ""
+
+
 class _Dead(msgspec.Struct, kw_only=True):
     reason: str = ""
     topic: str = ""
@@ -121,13 +134,14 @@ class _Stats(msgspec.Struct, kw_only=True):
 
 _SETTLEMENT_ID: Final = msgspec.json.Decoder(_SettlementId)
 _REFUND_ID: Final = msgspec.json.Decoder(_RefundId)
+_ADJUSTMENT_ID: Final = msgspec.json.Decoder(_AdjustmentId)
 _DEAD: Final = msgspec.json.Decoder(_Dead)
 _STATS: Final = msgspec.json.Decoder(_Stats)
 STATEFUL: Final = frozenset({"invalid_transition", "conflicting_duplicate", "duplicate_seq"})
 """Rejections that depend on what came before (the others depend on the message alone)."""
 REPEATS: Final = frozenset({"conflicting_duplicate", "duplicate_seq"})
 
-Head = _SettlementId | _RefundId
+Head = _SettlementId | _RefundId | _AdjustmentId
 Tally = dict[tuple[Role, str], int]
 
 
@@ -135,6 +149,7 @@ def outputs(records: Iterable[Record], stats: Iterable[TableStats] = ()) -> Outp
     """What croupier must have committed: each record in its topic, one table-stats per table."""
     settlements: list[bytes] = []
     refunds: list[bytes] = []
+    adjustments: list[bytes] = []
     rejected: list[bytes] = []
     boards: dict[str, bytes] = {}
     for record in records:
@@ -143,6 +158,8 @@ def outputs(records: Iterable[Record], stats: Iterable[TableStats] = ()) -> Outp
                 settlements.append(encode(record))
             case Refund():
                 refunds.append(encode(record))
+            case Adjustment():
+                adjustments.append(encode(record))
             case Rejected():
                 rejected.append(encode(record))
             case TableStats():
@@ -151,7 +168,13 @@ def outputs(records: Iterable[Record], stats: Iterable[TableStats] = ()) -> Outp
                 assert_never(record)
     for board in stats:
         boards[board.table_id] = encode(board)
-    return Outputs(settlements=settlements, refunds=refunds, rejected=rejected, table_stats=boards)
+    return Outputs(
+        settlements=settlements,
+        refunds=refunds,
+        adjustments=adjustments,
+        rejected=rejected,
+        table_stats=boards,
+    )
 
 
 def compare(expected: Outputs, found: Outputs, scope: Scope | None = None) -> Report:
@@ -165,11 +188,16 @@ def compare(expected: Outputs, found: Outputs, scope: Scope | None = None) -> Re
             _heads(found.settlements, _SETTLEMENT_ID),
         ),
         "refunds": (_heads(expected.refunds, _REFUND_ID), _heads(found.refunds, _REFUND_ID)),
+        "adjustments": (
+            _heads(expected.adjustments, _ADJUSTMENT_ID),
+            _heads(found.adjustments, _ADJUSTMENT_ID),
+        ),
     }
     _link(scope, expected, found, heads)
     findings = [
         *_by_id("settlements", *heads["settlements"], scope, tally),
         *_by_id("refunds", *heads["refunds"], scope, tally),
+        *_by_id("adjustments", *heads["adjustments"], scope, tally),
         *_by_content("rejected", expected.rejected, found, scope, tally),
         *_by_table(expected.table_stats, found.table_stats, scope, tally),
     ]
@@ -184,7 +212,7 @@ def compare(expected: Outputs, found: Outputs, scope: Scope | None = None) -> Re
 
 def _heads(
     raws: Sequence[bytes],
-    decoder: msgspec.json.Decoder[_SettlementId] | msgspec.json.Decoder[_RefundId],
+    decoder: msgspec.json.Decoder[Any],
 ) -> list[tuple[bytes, str, Head | None]]:
     """Each record with its id and, when readable, the fields that place it (round, player)."""
     out: list[tuple[bytes, str, Head | None]] = []
@@ -194,8 +222,7 @@ def _heads(
         except msgspec.DecodeError:
             out.append((raw, f"{UNREADABLE} {_digest(raw)}", None))
             continue
-        key = head.settlement_id if isinstance(head, _SettlementId) else head.refund_id
-        out.append((raw, key, head))
+        out.append((raw, _id(head), head))
     return out
 
 
@@ -421,3 +448,13 @@ def _excerpt(raw: bytes) -> str:
     if len(text) <= EXCERPT:
         return text
     return f"{text[:EXCERPT]}... ({len(raw)} bytes)"
+
+
+def _id(head: Head) -> str:
+    match head:
+        case _SettlementId():
+            return head.settlement_id
+        case _RefundId():
+            return head.refund_id
+        case _AdjustmentId():
+            return head.adjustment_id

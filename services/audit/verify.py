@@ -88,6 +88,7 @@ def audit(
     for role, topic in (
         ("settlements", s.topic_settlements),
         ("refunds", s.topic_refunds),
+        ("adjustments", s.topic_adjustments),
         ("rejected", s.topic_rejected),
         ("table-stats", s.topic_table_stats),
     ):
@@ -99,6 +100,7 @@ def audit(
     found = Outputs(
         settlements=[m.value for m in found_by_role["settlements"]],
         refunds=[m.value for m in found_by_role["refunds"]],
+        adjustments=[m.value for m in found_by_role["adjustments"]],
         rejected=[m.value for m in found_by_role["rejected"]],
         rejected_keys=[m.key for m in found_by_role["rejected"]],
         table_stats={_key(m.key): m.value for m in found_by_role["table-stats"]},

@@ -1,7 +1,9 @@
-"""A wallet emulator: credits settlements and refunds idempotently by their id, as wallets must.
+"""A wallet emulator: credits settlements, refunds and adjustments once by their id, as wallets
+must.
 
 Pure: it holds balances in memory and is fed records; reading them from Kafka is the caller's job.
-Balances are credits only (the stake was taken when the table confirmed the bet), in minor units.
+Balances are credits (the stake was taken when the table confirmed the bet), and adjustments'
+deltas, debits included, in minor units.
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from typing import Final, assert_never
 
 import msgspec
 
-from schemas.records import Refund, Settlement
+from schemas.records import Adjustment, Refund, Settlement
 
 Account = tuple[str, str]
 """(player_id, currency)."""
 
-Credit = Settlement | Refund
+Credit = Settlement | Refund | Adjustment
 _CREDIT: Final = msgspec.json.Decoder(Credit)
 
 
@@ -35,6 +37,8 @@ class Wallet:
                 key, amount = record.settlement_id, record.payout
             case Refund():
                 key, amount = record.refund_id, record.amount
+            case Adjustment():
+                key, amount = record.adjustment_id, record.delta
             case _:
                 assert_never(record)
         account = (record.player_id, record.currency)

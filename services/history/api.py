@@ -1,7 +1,8 @@
-"""The read side's HTTP API: a small aiohttp application over the projection (a thin shell)."""
+"""The read side's HTTP API: a small aiohttp application over the database (a thin shell)."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import logging
@@ -9,31 +10,28 @@ from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Final
 
+import msgspec
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from services.history.models import (
-    BetsQuery,
-    ErrorOut,
-    HealthOut,
-    bets_page,
-    round_out,
-    stats_out,
-)
+from services.history.index import index_page
+from services.history.models import BetsQuery, ErrorOut
 from services.history.openapi import document
-from services.history.paging import BadCursor, decode_cursor, page
-from services.history.projection import Projection
+from services.history.paging import BadCursor, decode_cursor
+from services.history.queries import Reads, health_counts
 from services.history.tally import exposition
+from services.reports.render import as_csv, as_json, as_text
 
 log = logging.getLogger("croupier.api")
 Lag = Callable[[], Awaitable[int | None]]
 """Committed messages not read yet, or None while the topics are not assigned."""
 
-PROJECTION: Final = web.AppKey("projection", Projection)
+READS: Final = web.AppKey("reads", Reads)
 LAG: Final[web.AppKey[Lag]] = web.AppKey("lag")
 POLL_MS: Final = web.AppKey("poll_ms", int)
 METRICS_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 _BOARD: Final = resources.files("services.history").joinpath("board.html").read_text("utf-8")
+_ENCODE: Final = msgspec.json.encode
 _ERRORS: Final = {404: "not_found", 405: "method_not_allowed", 422: "invalid_parameters"}
 
 
@@ -82,8 +80,12 @@ def _id(request: web.Request, name: str) -> str:
     return value
 
 
+def _answer(answer: object, *, status: int = 200) -> web.Response:
+    return web.Response(body=_ENCODE(answer), status=status, content_type="application/json")
+
+
 async def player_bets(request: web.Request) -> web.Response:
-    projection = request.app[PROJECTION]
+    reads = request.app[READS]
     player_id = _id(request, "player_id")
     try:
         query = BetsQuery.model_validate(dict(request.query))
@@ -97,28 +99,57 @@ async def player_bets(request: web.Request) -> web.Response:
         after = decode_cursor(query.cursor) if query.cursor is not None else None
     except BadCursor as bad:
         raise _Invalid(str(bad), [f"cursor: {bad}"]) from None
-    keys = projection.history(player_id)
-    if keys is None:
+    found = await asyncio.to_thread(
+        reads.history, player_id, limit=query.limit, offset=query.offset or 0, after=after
+    )
+    if found is None:
         return _problem(404, f"no bet of player {player_id!r} has been read")
-    chosen = page(keys, limit=query.limit, offset=query.offset or 0, after=after)
-    return _json(bets_page(projection, player_id, chosen.keys, len(keys), chosen.next_cursor))
+    return _answer(found)
 
 
 async def round_recall(request: web.Request) -> web.Response:
-    projection = request.app[PROJECTION]
+    reads = request.app[READS]
     table_id, round_id = _id(request, "table_id"), _id(request, "round_id")
-    rnd = projection.round(table_id, round_id)
-    if rnd is None:
+    found = await asyncio.to_thread(reads.recall, table_id, round_id)
+    if found is None:
         return _problem(404, f"no round {round_id!r} of table {table_id!r} has been read")
-    return _json(round_out(projection, rnd))
+    return _answer(found)
 
 
 async def table_stats(request: web.Request) -> web.Response:
     table_id = _id(request, "table_id")
-    stats = request.app[PROJECTION].boards.get(table_id)
+    stats = await asyncio.to_thread(request.app[READS].stats, table_id)
     if stats is None:
         return _problem(404, f"table {table_id!r} has no statistics yet (no round with a result)")
-    return _json(stats_out(stats), exclude_none=True)
+    return web.Response(text=stats, content_type="application/json")
+
+
+REPORTS: Final = {
+    "json": ("application/json", as_json),
+    "csv": ("text/csv", as_csv),
+    "text": ("text/plain", as_text),
+}
+
+
+async def report(request: web.Request) -> web.Response:
+    """The regulator's report: the figures of `croupier report` over the database."""
+    table_id = request.query.get("table_id") or None
+    chosen = request.query.get("format", "json")
+    if chosen not in REPORTS:
+        raise _Invalid("format: one of json, csv, text", [f"format: {chosen!r} is not one of them"])
+    content_type, render = REPORTS[chosen]
+    found = await asyncio.to_thread(request.app[READS].report, table_id)
+    return web.Response(text=render(found), content_type=content_type)
+
+
+async def tables(request: web.Request) -> web.Response:
+    return _answer({"tables": await asyncio.to_thread(request.app[READS].tables)})
+
+
+async def index(request: web.Request) -> web.Response:
+    """The front page: every table with its game and last result, linking to its board."""
+    found = await asyncio.to_thread(request.app[READS].tables)
+    return web.Response(text=index_page(found), content_type="text/html")
 
 
 async def board(request: web.Request) -> web.Response:
@@ -133,24 +164,18 @@ async def board(request: web.Request) -> web.Response:
 
 
 async def health(request: web.Request) -> web.Response:
-    projection = request.app[PROJECTION]
     lag = await request.app[LAG]()
-    return _json(
-        HealthOut(
-            status="starting" if lag is None else "ok",
-            caught_up=lag == 0,
-            lag=lag,
-            pending_bets=projection.pending,
-            players=len(projection.players),
-            rounds=len(projection.rounds),
-            tables=len(projection.boards),
-        )
+    counts = await asyncio.to_thread(health_counts, request.app[READS])
+    return _answer(
+        {"status": "starting" if lag is None else "ok", "caught_up": lag == 0, "lag": lag, **counts}
     )
 
 
 async def metrics(request: web.Request) -> web.Response:
-    projection = request.app[PROJECTION]
-    text = exposition(projection.tally, pending=projection.pending, lag=await request.app[LAG]())
+    reads = request.app[READS]
+    counters = await asyncio.to_thread(reads.counters)
+    pending = await asyncio.to_thread(reads.pending)
+    text = exposition(counters, pending=pending, lag=await request.app[LAG]())
     return web.Response(text=text, headers={"Content-Type": METRICS_TYPE})
 
 
@@ -158,14 +183,17 @@ async def openapi(request: web.Request) -> web.Response:
     return web.json_response(document())
 
 
-def application(projection: Projection, lag: Lag, *, poll_ms: int = 1000) -> web.Application:
-    """The API over a projection; `lag` tells how far the projection is behind the topics."""
+def application(reads: Reads, lag: Lag, *, poll_ms: int = 1000) -> web.Application:
+    """The API over the read side's database; `lag` tells how far it is behind the topics."""
     app = web.Application(middlewares=[_errors])
-    app[PROJECTION] = projection
+    app[READS] = reads
     app[LAG] = lag
     app[POLL_MS] = poll_ms
     app.router.add_get("/players/{player_id}/bets", player_bets)
     app.router.add_get("/tables/{table_id}/rounds/{round_id}", round_recall)
+    app.router.add_get("/", index)
+    app.router.add_get("/tables", tables)
+    app.router.add_get("/report", report)
     app.router.add_get("/tables/{table_id}/stats", table_stats)
     app.router.add_get("/tables/{table_id}", board)
     app.router.add_get("/health", health)

@@ -1,15 +1,10 @@
-"""The HTTP API's request and response models (pydantic), built from the projection's views."""
+"""The HTTP API's request and response models (pydantic): its OpenAPI document and its checks."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-import msgspec
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from schemas.records import Refund, Settlement, TableStats
-from services.history.projection import Projection
-from services.history.views import Bet, Key, Round, Step, totals
 
 Money = Annotated[int, Field(description="integer minor units of `currency` (never a float)")]
 
@@ -36,6 +31,23 @@ class BetsQuery(BaseModel):
         return self
 
 
+class AdjustmentOut(Model):
+    """A correction or void of the bet's round that changed what the bet pays."""
+
+    adjustment_id: str = Field(description="adjustment:<n>:<bet_id> (wallet idempotency key)")
+    n: int = Field(description="the round's correction number: 1 for its first")
+    cause: Literal["correction", "void"]
+    result: Literal["win", "lose", "push", "void"]
+    previous_payout: Money
+    payout: Money = Field(description="what the bet pays with this adjustment, stake included")
+    delta: Money = Field(description="payout - previous_payout; negative: a debit; never 0")
+    dice: list[int] | None = Field(description="the new outcome; null for a void")
+    discs: list[Literal["red", "white"]] | None = Field(description="the new outcome; xocdia")
+    reason: str
+    authorized_by: str
+    at: str = Field(description="`at` of the correcting event")
+
+
 class BetOut(Model):
     """A bet in a player's history or a round's recall: what was bet and what was decided."""
 
@@ -54,13 +66,19 @@ class BetOut(Model):
     placed_at: str | None = Field(description="`at` of the bet.placed event")
     status: Literal["pending", "settled", "refunded"]
     result: Literal["win", "lose", "push"] | None = Field(description="settled bets only")
-    payout: Money | None = Field(description="what the wallet credited, stake included")
+    payout: Money | None = Field(description="what the settlement credited, stake included")
+    adjustments: list[AdjustmentOut] = Field(
+        description="the corrections and voids that changed the payout, in order"
+    )
+    net_payout: Money | None = Field(
+        description="what the bet pays after its adjustments (payout when it has none)"
+    )
     refund_reason: Literal["round_cancelled", "late_bet", "invalid_bet"] | None
     decided_at: str | None = Field(description="`at` of the round event that decided the bet")
     decision_id: str | None = Field(
         description="settlement_id or refund_id (wallet idempotency key)"
     )
-    round_status: Literal["unopened", "open", "closed", "result", "cancelled"]
+    round_status: Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
     dice: list[int] | None = Field(description="the round's outcome: sicbo, thai-hilo")
     discs: list[Literal["red", "white"]] | None = Field(description="the round's outcome: xocdia")
 
@@ -87,10 +105,16 @@ class StepOut(Model):
     reason: str | None = None
     dice: list[int] | None = None
     discs: list[Literal["red", "white"]] | None = None
+    authorized_by: str | None = Field(default=None, description="corrections and voids")
+    previous_dice: list[int] | None = Field(
+        default=None, description="a correction's or void's outcome before it"
+    )
+    previous_discs: list[Literal["red", "white"]] | None = None
 
 
 class TotalsOut(Model):
-    """A round's money in one currency; ggr = stakes - payouts over settled bets."""
+    """A round's money in one currency; ggr = stakes - payouts (adjustments included) over
+    settled bets."""
 
     currency: str
     bets: int
@@ -110,7 +134,7 @@ class RoundOut(Model):
     table_id: str
     round_id: str
     game: str | None
-    status: Literal["unopened", "open", "closed", "result", "cancelled"]
+    status: Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
     suspended: bool
     reshakes: int
     last_seq: int | None
@@ -149,98 +173,25 @@ class HealthOut(Model):
     tables: int
 
 
+class TableOut(Model):
+    """A table: its game, its last result and the links of its board and statistics."""
+
+    table_id: str
+    game: str | None = Field(description="the game of its rounds; null before any is read")
+    last_result: StatRoundOut | None = Field(
+        description="the newest round of its board; null before its first result"
+    )
+    board: str = Field(description="path of its HTML statistics board")
+    stats: str = Field(description="path of its `table_stats` record")
+
+
+class TablesOut(Model):
+    """Every table the read side knows, in table_id order."""
+
+    tables: list[TableOut]
+
+
 class ErrorOut(Model):
     error: str = Field(description="not_found, invalid_parameters, method_not_allowed or internal")
     detail: str
     problems: list[str] = []
-
-
-def bet_out(bet: Bet, rnd: Round | None) -> BetOut:
-    decision = bet.decision
-    settled = decision if isinstance(decision, Settlement) else None
-    refund = decision if isinstance(decision, Refund) else None
-    outcome_dice = settled.dice if settled else (rnd.dice if rnd else None)
-    outcome_discs = settled.discs if settled else (rnd.discs if rnd else None)
-    return BetOut(
-        bet_id=bet.bet_id,
-        player_id=bet.player_id,
-        table_id=bet.table_id,
-        round_id=bet.round_id,
-        game=settled.game if settled else (rnd.game if rnd else None),
-        seq=bet.seq,
-        kind=bet.kind,
-        pick=None if bet.pick is None else list(bet.pick),
-        stake=bet.stake,
-        currency=bet.currency,
-        placed_at=bet.placed_at,
-        status=bet.status,
-        result=settled.result if settled else None,
-        payout=settled.payout if settled else None,
-        refund_reason=refund.reason if refund else None,
-        decided_at=decision.at if decision else None,
-        decision_id=settled.settlement_id if settled else (refund.refund_id if refund else None),
-        round_status=rnd.phase if rnd else "unopened",
-        dice=list(outcome_dice) if outcome_dice else None,
-        discs=list(outcome_discs) if outcome_discs else None,
-    )
-
-
-def bets_page(
-    projection: Projection, player_id: str, keys: list[Key], total: int, next_cursor: str | None
-) -> BetsPage:
-    bets = [projection.bets[key[-1]] for key in keys]
-    return BetsPage(
-        player_id=player_id,
-        total=total,
-        bets=[bet_out(bet, projection.round(bet.table_id, bet.round_id)) for bet in bets],
-        next_cursor=next_cursor,
-    )
-
-
-def _step(step: Step) -> StepOut:
-    return StepOut(
-        type=step.type,
-        event_id=step.event_id,
-        at=step.at,
-        game=step.game,
-        last_seq=step.last_seq,
-        reason=step.reason,
-        dice=list(step.dice) if step.dice else None,
-        discs=list(step.discs) if step.discs else None,
-    )
-
-
-def round_out(projection: Projection, rnd: Round) -> RoundOut:
-    bets = projection.round_bets(rnd)
-    return RoundOut(
-        table_id=rnd.table_id,
-        round_id=rnd.round_id,
-        game=rnd.game,
-        status=rnd.phase,
-        suspended=rnd.suspensions > 0,
-        reshakes=rnd.reshakes,
-        last_seq=rnd.last_seq,
-        dice=list(rnd.dice) if rnd.dice else None,
-        discs=list(rnd.discs) if rnd.discs else None,
-        cancel_reason=rnd.cancel_reason,
-        timeline=[_step(step) for step in rnd.timeline],
-        bets=[bet_out(bet, rnd) for bet in bets],
-        totals=[TotalsOut(**msgspec.structs.asdict(t)) for t in totals(bets)],
-    )
-
-
-def stats_out(stats: TableStats) -> StatsOut:
-    return StatsOut(
-        v=stats.v,
-        table_id=stats.table_id,
-        game=stats.game,
-        rounds=[
-            StatRoundOut(
-                round_id=r.round_id,
-                dice=list(r.dice) if r.dice else None,
-                discs=list(r.discs) if r.discs else None,
-            )
-            for r in stats.rounds
-        ],
-        counts=stats.counts,
-    )

@@ -7,10 +7,17 @@ from typing import Any, Final
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut
+from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut, TablesOut
 
 ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
-_MODELS: Final[tuple[type[BaseModel], ...]] = (BetsPage, RoundOut, StatsOut, HealthOut, ErrorOut)
+_MODELS: Final[tuple[type[BaseModel], ...]] = (
+    BetsPage,
+    RoundOut,
+    StatsOut,
+    TablesOut,
+    HealthOut,
+    ErrorOut,
+)
 
 
 def _ref(model: type[BaseModel]) -> dict[str, str]:
@@ -82,6 +89,49 @@ def _operations() -> dict[str, Any]:
                 },
             }
         },
+        "/report": {
+            "get": {
+                "operationId": "report",
+                "summary": "The regulator's report: rounds, money, GGR, RTP, corrections",
+                "description": "Per table, game, UTC day and currency: rounds with a result, "
+                "cancelled, corrected and voided; bets, stakes, refunds, payouts (adjustments "
+                "included), GGR, actual RTP next to the PAR sheet's RTP of the same bets; every "
+                "correction and void with who authorised it. The figures of `croupier report` "
+                "over the same events.",
+                "parameters": [
+                    _query("table_id", {"type": "string", "minLength": 1}, "Only this table"),
+                    _query(
+                        "format",
+                        {"type": "string", "enum": ["json", "csv", "text"], "default": "json"},
+                        "json, csv or text",
+                    ),
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The report",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["rounds", "money", "corrections"],
+                                    "properties": {
+                                        "rounds": {"type": "array", "items": {"type": "object"}},
+                                        "money": {"type": "array", "items": {"type": "object"}},
+                                        "corrections": {
+                                            "type": "array",
+                                            "items": {"type": "object"},
+                                        },
+                                    },
+                                }
+                            },
+                            "text/csv": {"schema": {"type": "string"}},
+                            "text/plain": {"schema": {"type": "string"}},
+                        },
+                    },
+                    "422": _INVALID,
+                },
+            }
+        },
         "/tables/{table_id}/rounds/{round_id}": {
             "get": {
                 "operationId": "roundRecall",
@@ -95,6 +145,25 @@ def _operations() -> dict[str, Any]:
                     "404": _NOT_FOUND,
                     "422": _INVALID,
                 },
+            }
+        },
+        "/": {
+            "get": {
+                "operationId": "index",
+                "summary": "The front page: every table, linking to its board (HTML page)",
+                "responses": {
+                    "200": {
+                        "description": "The tables",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
+        "/tables": {
+            "get": {
+                "operationId": "tables",
+                "summary": "Every table with its game, its last result and its board's link",
+                "responses": {"200": _json(TablesOut, "Every table, in table_id order")},
             }
         },
         "/tables/{table_id}/stats": {
@@ -157,7 +226,8 @@ def document() -> dict[str, Any]:
             "title": "croupier read side",
             "version": "1",
             "description": "Bet history, round recall and the 50-round statistics board, "
-            "projected from croupier's topics. Money is integer minor units.",
+            "projected from croupier's committed topics into a database. Money is integer minor "
+            "units.",
         },
         "paths": _operations(),
         "components": {"schemas": top.get("$defs", {})},

@@ -1,162 +1,237 @@
-"""The read side's projection: every topic folded into bet histories, round recalls and boards.
+"""The read side's projection: a batch of croupier's committed messages as database changes.
 
-Pure: messages in, views out; no broker, clock or I/O. Reading the same message twice changes no
-view, so the shell may re-read the topics from their beginning after any restart. Which round
-events and bets count is judged by the settlement fold itself (the one implementation of the round
-life cycle and of repeats); what was decided comes only from what croupier committed to
-`settlements` and `refunds`, never from a second computation.
+Pure: messages in, rows out; no broker, database, clock or I/O. It re-decides nothing. The round
+events and bets come from the `accepted` topic, where the workers put, in the transaction of their
+decisions, exactly the inputs the settlement fold accepted (never a refused event, never a
+redelivery); what was decided comes only from the committed `settlements`, `refunds` and
+`adjustments`. So each message is applied as it stands, and the projector's stored positions make
+it apply once.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
-from collections.abc import Callable
-from typing import Final, Literal, assert_never
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, assert_never
 
 import msgspec
 
-from schemas.codec import Invalid, decode_bet, decode_round
-from schemas.records import Record, Refund, Rejected, Settlement, TableStats
-from services.history.tally import Tally
-from services.history.views import Bet, Key, Round
-from services.settlement.fold import DEFAULT_HORIZON, Fold
+from schemas.codec import Invalid, decode_event
+from schemas.events import BetPlaced, RoundEvent
+from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
+from services.history.views import micros, parse_micros
 
-Source = Literal["rounds", "bets", "settlements", "refunds", "table-stats", "rejected"]
+Source = Literal["accepted", "settlements", "refunds", "adjustments", "table-stats", "rejected"]
 SOURCES: Final[tuple[Source, ...]] = (
-    "rounds",
-    "bets",
+    "accepted",
     "settlements",
     "refunds",
+    "adjustments",
     "table-stats",
     "rejected",
 )
 
 _SETTLEMENT: Final = msgspec.json.Decoder(Settlement)
 _REFUND: Final = msgspec.json.Decoder(Refund)
+_ADJUSTMENT: Final = msgspec.json.Decoder(Adjustment)
 _STATS: Final = msgspec.json.Decoder(TableStats)
 _REJECTED: Final = msgspec.json.Decoder(Rejected)
+_ENCODE: Final = msgspec.json.encode
+Row = dict[str, Any]
+CounterKey = tuple[str, str]
+"""A counter's metric name and its labels, rendered as in the Prometheus exposition."""
 
 
-def _refused(records: list[Record]) -> bool:
-    return any(isinstance(record, Rejected) for record in records)
+class Unreadable(ValueError):
+    """A committed message the projector cannot decode (counted, logged and skipped)."""
 
 
-class Projection:
-    """The views of the read side, and the one function that evolves them: `feed`."""
+@dataclass
+class Changes:
+    """What one batch changes: rows to write, round events to apply in order, counters to add."""
 
-    def __init__(self, horizon: int = DEFAULT_HORIZON) -> None:
-        self.fold = Fold(horizon=horizon)
-        self.bets: dict[str, Bet] = {}
-        self.players: dict[str, list[Key]] = {}
-        self.rounds: dict[tuple[str, str], Round] = {}
-        self.boards: dict[str, TableStats] = {}
-        self.tally = Tally()
-        self.pending = 0
+    placements: dict[str, Row] = field(default_factory=dict)
+    decisions: dict[str, Row] = field(default_factory=dict)
+    adjustments: dict[str, Row] = field(default_factory=dict)
+    round_events: list[tuple[RoundEvent, int]] = field(default_factory=list)
+    boards: dict[str, TableStats] = field(default_factory=dict)
+    raw_boards: dict[str, bytes] = field(default_factory=dict)
+    counts: Counter[CounterKey] = field(default_factory=Counter)
+    unreadable: list[str] = field(default_factory=list)
 
     def feed(self, source: Source, raw: bytes, timestamp_ms: int = 0) -> None:
-        """Fold one message of a topic in; `timestamp_ms` is its Kafka timestamp."""
-        self.tally.events_in[source] += 1
+        """Add one message of a topic; `timestamp_ms` is its Kafka timestamp."""
+        self.counts[("croupier_read_events_total", _labels(topic=source))] += 1
         try:
-            match source:
-                case "rounds":
-                    self._round_event(raw, timestamp_ms)
-                case "bets":
-                    self._bet_event(raw)
-                case "settlements":
-                    self._decision(_SETTLEMENT.decode(raw), timestamp_ms)
-                case "refunds":
-                    self._decision(_REFUND.decode(raw), timestamp_ms)
-                case "table-stats":
-                    stats = _STATS.decode(raw)
-                    self.boards[stats.table_id] = stats
-                case "rejected":
-                    self.tally.rejections[_REJECTED.decode(raw).reason] += 1
-                case _:
-                    assert_never(source)
-        except msgspec.DecodeError:
-            self.tally.unreadable[source] += 1
+            self._feed(source, raw, timestamp_ms)
+        except (msgspec.DecodeError, Unreadable) as error:
+            self.counts[("croupier_read_unreadable_total", _labels(topic=source))] += 1
+            self.unreadable.append(f"{source}: {error}")
 
-    def history(self, player_id: str) -> list[Key] | None:
-        """The sort keys of a player's bets, oldest first; None for a player never seen."""
-        return self.players.get(player_id)
+    def _feed(self, source: Source, raw: bytes, timestamp_ms: int) -> None:
+        match source:
+            case "accepted":
+                self._accepted(raw, timestamp_ms)
+            case "settlements":
+                self._decision(_SETTLEMENT.decode(raw), timestamp_ms)
+            case "refunds":
+                self._decision(_REFUND.decode(raw), timestamp_ms)
+            case "adjustments":
+                adjustment = _ADJUSTMENT.decode(raw)
+                if adjustment.adjustment_id not in self.adjustments:
+                    self.adjustments[adjustment.adjustment_id] = adjusted(adjustment)
+                    labels = _labels(kind="adjustment", outcome=adjustment.cause)
+                    self.counts[("croupier_read_decisions_total", labels)] += 1
+            case "table-stats":
+                stats = _STATS.decode(raw)
+                self.boards[stats.table_id] = stats
+                self.raw_boards[stats.table_id] = raw
+            case "rejected":
+                reason = _REJECTED.decode(raw).reason
+                self.counts[("croupier_read_rejections_total", _labels(reason=reason))] += 1
+            case _:
+                assert_never(source)
 
-    def round(self, table_id: str, round_id: str) -> Round | None:
-        return self.rounds.get((table_id, round_id))
-
-    def round_bets(self, rnd: Round) -> list[Bet]:
-        """A round's bets in the order the table confirmed them."""
-        bets = [self.bets[bet_id] for bet_id in rnd.bet_ids]
-        bets.sort(key=lambda bet: (bet.seq is None, bet.seq or 0, bet.bet_id))
-        return bets
-
-    def _round(self, table_id: str, round_id: str) -> Round:
-        key = (table_id, round_id)
-        rnd = self.rounds.get(key)
-        if rnd is None:
-            rnd = self.rounds[key] = Round(table_id, round_id)
-        return rnd
-
-    def _round_event(self, raw: bytes, timestamp_ms: int) -> None:
-        event = decode_round(raw)
-        if isinstance(event, Invalid) or _refused(self.fold.evolve(event, raw)):
-            return
-        rnd = self._round(event.table_id, event.round_id)
-        if event.event_id in rnd.event_ids:
-            return
-        final = rnd.phase in ("result", "cancelled")
-        rnd.apply(event)
-        if not final and rnd.phase in ("result", "cancelled"):
-            rnd.fate_ts = timestamp_ms
-            for decided in rnd.unobserved:
-                self.tally.latency.observe(decided - timestamp_ms)
-            rnd.unobserved.clear()
-
-    def _bet_event(self, raw: bytes) -> None:
-        event = decode_bet(raw)
-        if isinstance(event, Invalid) or _refused(self.fold.place(event, raw)):
-            return
-        bet = self.bets.get(event.bet_id)
-        if bet is not None and bet.placed:
-            return
-        if bet is None:
-            bet = self._new(event.bet_id, event.player_id, event.table_id, event.round_id)
-        self._rekey(bet, lambda: bet.place(event))
-        if bet.decision is None:
-            self.pending += 1
+    def _accepted(self, raw: bytes, timestamp_ms: int) -> None:
+        _, event = decode_event(raw)
+        match event:
+            case Invalid(reason=reason, detail=detail):
+                raise Unreadable(f"{reason}: {detail}")
+            case BetPlaced():
+                self.placements.setdefault(event.bet_id, placement(event))
+            case _:
+                self.round_events.append((event, timestamp_ms))
 
     def _decision(self, decision: Settlement | Refund, timestamp_ms: int) -> None:
-        bet = self.bets.get(decision.bet_id)
-        if bet is None:
-            bet = self._new(
-                decision.bet_id, decision.player_id, decision.table_id, decision.round_id
-            )
-        if bet.decision is not None:
+        if decision.bet_id in self.decisions:
             return
-        if bet.placed:
-            self.pending -= 1
-        self._rekey(bet, lambda: bet.decide(decision))
+        self.decisions[decision.bet_id] = decided(decision, timestamp_ms)
         match decision:
             case Settlement(result=result):
-                self.tally.decisions[("settlement", result)] += 1
+                labels = _labels(kind="settlement", outcome=result)
             case Refund(reason=reason):
-                self.tally.decisions[("refund", reason)] += 1
-        rnd = self._round(decision.table_id, decision.round_id)
-        if rnd.fate_ts is not None:
-            self.tally.latency.observe(timestamp_ms - rnd.fate_ts)
-        else:
-            rnd.unobserved.append(timestamp_ms)
+                labels = _labels(kind="refund", outcome=reason)
+        self.counts[("croupier_read_decisions_total", labels)] += 1
 
-    def _new(self, bet_id: str, player_id: str, table_id: str, round_id: str) -> Bet:
-        bet = self.bets[bet_id] = Bet(bet_id, player_id, table_id, round_id)
-        self._round(table_id, round_id).bet_ids.add(bet_id)
-        return bet
 
-    def _rekey(self, bet: Bet, change: Callable[[], None]) -> None:
-        """Apply a change to a bet, keeping its player's history in order."""
-        keys = self.players.setdefault(bet.player_id, [])
-        old = bet.key()
-        index = bisect_left(keys, old)
-        if index < len(keys) and keys[index] == old:
-            del keys[index]
-        change()
-        insort(keys, bet.key())
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _labels(**labels: str) -> str:
+    key = tuple(labels.items())
+    found = _LABELS.get(key)
+    if found is None:
+        found = _LABELS[key] = "{" + ",".join(f'{k}="{_label(v)}"' for k, v in key) + "}"
+    return found
+
+
+_LABELS: dict[tuple[tuple[str, str], ...], str] = {}
+
+
+def json_text(value: Any) -> str | None:
+    """A pick or an outcome as the JSON text the database keeps (None stays NULL)."""
+    return None if value is None else _ENCODE(value).decode()
+
+
+def placement(bet: BetPlaced) -> Row:
+    """A bet's row as its bet.placed says; the decision's columns are left to the decision."""
+    return {
+        "bet_id": bet.bet_id,
+        "player_id": bet.player_id,
+        "table_id": bet.table_id,
+        "round_id": bet.round_id,
+        "sort_micros": micros(bet.at),
+        "seq": bet.seq,
+        "kind": bet.kind,
+        "pick": json_text(list(bet.pick)),
+        "stake": bet.stake,
+        "currency": bet.currency,
+        "placed_at": bet.at.isoformat().replace("+00:00", "Z"),
+        "status": "pending",
+    }
+
+
+def decided(decision: Settlement | Refund, timestamp_ms: int) -> Row:
+    """A bet's row as its committed decision says (what a bet read later does not overwrite)."""
+    row: Row = {
+        "bet_id": decision.bet_id,
+        "player_id": decision.player_id,
+        "table_id": decision.table_id,
+        "round_id": decision.round_id,
+        "sort_micros": parse_micros(decision.at),
+        "seq": 0,
+        "currency": decision.currency,
+        "decided_at": decision.at,
+        "decided_ts": timestamp_ms,
+    }
+    match decision:
+        case Settlement():
+            row |= {
+                "kind": decision.kind,
+                "pick": json_text(list(decision.pick)),
+                "stake": decision.stake,
+                "status": "settled",
+                "game": decision.game,
+                "result": decision.result,
+                "payout": decision.payout,
+                "refund_reason": None,
+                "decision_id": decision.settlement_id,
+                "dice": json_text(decision.dice and list(decision.dice)),
+                "discs": json_text(decision.discs and list(decision.discs)),
+            }
+        case Refund():
+            row |= {
+                "kind": None,
+                "pick": None,
+                "stake": decision.amount,
+                "status": "refunded",
+                "game": None,
+                "result": None,
+                "payout": None,
+                "refund_reason": decision.reason,
+                "decision_id": decision.refund_id,
+                "dice": None,
+                "discs": None,
+            }
+    return row
+
+
+def adjusted(adjustment: Adjustment) -> Row:
+    """An adjustment's row, as committed."""
+    return {
+        "adjustment_id": adjustment.adjustment_id,
+        "bet_id": adjustment.bet_id,
+        "player_id": adjustment.player_id,
+        "table_id": adjustment.table_id,
+        "round_id": adjustment.round_id,
+        "currency": adjustment.currency,
+        "n": adjustment.n,
+        "cause": adjustment.cause,
+        "result": adjustment.result,
+        "previous_payout": adjustment.previous_payout,
+        "payout": adjustment.payout,
+        "delta": adjustment.delta,
+        "dice": json_text(adjustment.dice and list(adjustment.dice)),
+        "discs": json_text(adjustment.discs and list(adjustment.discs)),
+        "reason": adjustment.reason,
+        "authorized_by": adjustment.authorized_by,
+        "at": adjustment.at,
+    }
+
+
+PLACED: Final = ("sort_micros", "seq", "kind", "pick", "stake", "currency", "placed_at")
+"""The columns a bet.placed sets on a row its decision created first."""
+DECIDED: Final = (
+    "status",
+    "game",
+    "result",
+    "payout",
+    "refund_reason",
+    "decided_at",
+    "decision_id",
+    "dice",
+    "discs",
+    "decided_ts",
+)
+"""The columns a decision sets on a row its bet.placed created first."""

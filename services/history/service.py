@@ -1,31 +1,63 @@
-"""`croupier api`: the faust-streaming process that hosts the read side.
+"""`croupier api` and `croupier projector`: the processes of the read side.
 
-faust runs the process (logging, signals, service life cycle); beside it run the reader, which keeps
-the projection up to date from the topics, and the aiohttp server of the HTTP API and board page.
-See docs/API.md for why the projection is rebuilt from the log rather than kept in faust Tables.
+`croupier api` is a faust-streaming process (logging, signals, service life cycle) running the
+aiohttp server of the HTTP API over the database and, unless told otherwise, the projector beside
+it. `croupier projector` runs the projector alone, on a bare asyncio loop (it starts in well under
+a second, which a restart after a crash is measured by).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
 import shutil
+import signal
 import tempfile
+import time
 from typing import Any
 
 import faust
 from aiohttp import web
 from mode import Service
+from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
 from services.history.api import application
-from services.history.projection import Projection
-from services.history.reader import Reader
+from services.history.lag import Lag
+from services.history.migrate import upgrade
+from services.history.projector import Projector
+from services.history.queries import Reads
 from services.history.settings import ApiSettings
+from services.history.store import Store, connect, database_url
 from services.settings import Settings
 
+log = logging.getLogger("croupier.readside")
 
-def create_app(settings: Settings, api: ApiSettings, datadir: str) -> tuple[Any, Reader]:
-    """The faust app of one read-side process, and its reader."""
+
+def database(api: ApiSettings) -> Engine:
+    """The read side's database, migrated to the newest schema; waits (and says so) while the
+    server does not answer."""
+    url = database_url(api.database_url)
+    engine = connect(url)
+    while True:
+        try:
+            upgrade(engine)
+            return engine
+        except OperationalError as error:
+            first = str(error).splitlines()[0]
+            log.warning(
+                "database %s unavailable (%s); retrying in 1 s (`make db-up` starts the local "
+                "one, DATABASE_URL names another)",
+                engine.url.render_as_string(hide_password=True),
+                first,
+            )
+            time.sleep(1)
+
+
+def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
+    """The faust app of one API process."""
     app = faust.App(
         f"{settings.group_id}-history",
         broker=f"kafka://{settings.kafka_bootstrap}",
@@ -37,36 +69,81 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> tuple[Any,
     # No faust agents or tables here, so no faust consumer group: joining one would only create a
     # leader topic and, after a crash, hold the start until the dead member's session expires.
     app.producer_only = True
-    projection = Projection(horizon=settings.horizon)
-    reader = Reader(settings, projection)
-    site_app = application(projection, reader.lag, poll_ms=api.poll_ms)
+    engine = database(api)
+    reads = Reads(engine)
+    lag = Lag(settings, reads)
+    projector = Projector(settings, Store(engine)) if api.project else None
+    site_app = application(reads, lag, poll_ms=api.poll_ms)
 
     @app.service
     class ReadSide(Service):
-        """Follows the topics and serves the API for as long as the process runs."""
+        """Serves the API (and projects) for as long as the process runs."""
 
         async def on_start(self) -> None:
             self._runner = web.AppRunner(site_app, access_log=None)
             await self._runner.setup()
             await web.TCPSite(self._runner, api.host, api.port).start()
-            self._task = asyncio.ensure_future(reader.run())
+            self._jobs = [asyncio.ensure_future(lag.run())]
+            if projector is not None:
+                job = asyncio.ensure_future(projector.run())
+                job.add_done_callback(_fatal)
+                self._jobs.append(job)
 
         async def on_stop(self) -> None:
-            reader.stop()
-            with contextlib.suppress(Exception):  # the reader logs its own failures
-                await asyncio.wait_for(self._task, timeout=30)
+            lag.stop()
+            if projector is not None:
+                projector.stop()
+            for task in self._jobs:
+                with contextlib.suppress(Exception):  # each logs its own failures
+                    await asyncio.wait_for(task, timeout=30)
             await self._runner.cleanup()
+            engine.dispose()
 
-    return app, reader
+    return app
+
+
+def _fatal(job: asyncio.Future[None]) -> None:
+    """A projector that failed for good ends its API process: serving a database that no longer
+    follows the topics would hide the failure (every batch is atomic, so nothing is lost)."""
+    if job.cancelled() or job.exception() is None:
+        return
+    log.critical("the projector failed: %s; stopping", job.exception(), exc_info=job.exception())
+    logging.shutdown()
+    os._exit(1)
 
 
 def main(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int:
-    """Run the read side until interrupted."""
+    """Run the API until interrupted."""
     datadir = tempfile.mkdtemp(prefix="croupier-api-")
     try:
-        app, _ = create_app(settings, api, datadir)
+        app = create_app(settings, api, datadir)
         worker = faust.Worker(app, loglevel=loglevel, quiet=True)
         worker.execute_from_commandline()
     finally:
         shutil.rmtree(datadir, ignore_errors=True)
+    return 0
+
+
+def project(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int:
+    """Run the projector alone until SIGINT or SIGTERM."""
+    logging.basicConfig(
+        level=loglevel.upper(), format="[%(asctime)s] [%(process)d] %(levelname)s %(message)s"
+    )
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        engine = database(api)
+    except KeyboardInterrupt:
+        return 0
+    projector = Projector(settings, Store(engine))
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, projector.stop)
+        await projector.run()
+
+    try:
+        asyncio.run(run())
+    finally:
+        engine.dispose()
     return 0

@@ -1,16 +1,26 @@
-"""Settings of the read side's HTTP API: `CROUPIER_API_<NAME>` environment variables."""
+"""Settings of the read side: `CROUPIER_API_<NAME>` environment variables, and `DATABASE_URL`."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class ApiSettings(BaseSettings):
-    """Where `croupier api` listens and how often the board page polls."""
+    """Where `croupier api` listens, the database it serves, and how often the board polls."""
 
     model_config = SettingsConfigDict(env_prefix="CROUPIER_API_", frozen=True, extra="ignore")
 
     host: str = Field(default="127.0.0.1", description="address the HTTP API binds")
     port: int = Field(default=8080, ge=0, le=65535, description="its port; 0 picks a free one")
     poll_ms: int = Field(default=1000, ge=100, le=60000, description="board page refresh period")
+    database_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("DATABASE_URL", "CROUPIER_API_DATABASE_URL"),
+        description="the read side's database (postgresql://...); unset: .data/readside.sqlite",
+    )
+    project: bool = Field(
+        default=True,
+        description="also run the projector in the API process; false for more API processes "
+        "over a database that one `croupier projector` fills",
+    )

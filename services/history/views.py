@@ -1,4 +1,4 @@
-"""What the read side knows of each bet and each round: plain state, evolved by the projection."""
+"""A round as the read side keeps it, evolved by its accepted events; times as sortable integers."""
 
 from __future__ import annotations
 
@@ -8,23 +8,22 @@ from typing import Final, Literal, assert_never
 import msgspec
 
 from schemas.events import (
-    BetPlaced,
     BettingClosed,
     Dice,
     Discs,
     RoundCancelled,
+    RoundCorrected,
     RoundEvent,
     RoundOpened,
     RoundReshaken,
     RoundResult,
     RoundResumed,
     RoundSuspended,
+    RoundVoided,
     type_of,
 )
-from schemas.records import Refund, Settlement
 
-Status = Literal["pending", "settled", "refunded"]
-Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
+Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
 Key = tuple[int, str, str, int, str]
 """Where a bet sorts in its player's history: (time in µs, table_id, round_id, seq, bet_id)."""
 
@@ -65,85 +64,9 @@ class Step(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     reason: str | None = None
     dice: Dice | None = None
     discs: Discs | None = None
-
-
-class Bet:
-    """A confirmed bet: what the table said (`bet.placed`) and what croupier decided."""
-
-    __slots__ = (
-        "bet_id",
-        "currency",
-        "decision",
-        "kind",
-        "pick",
-        "placed_at",
-        "placed_micros",
-        "player_id",
-        "round_id",
-        "seq",
-        "stake",
-        "table_id",
-    )
-
-    def __init__(self, bet_id: str, player_id: str, table_id: str, round_id: str) -> None:
-        self.bet_id = bet_id
-        self.player_id = player_id
-        self.table_id = table_id
-        self.round_id = round_id
-        self.seq: int | None = None
-        self.kind: str | None = None
-        self.pick: tuple[int, ...] | None = None
-        self.stake = 0
-        self.currency = ""
-        self.placed_at: str | None = None
-        self.placed_micros: int | None = None
-        self.decision: Settlement | Refund | None = None
-
-    @property
-    def placed(self) -> bool:
-        return self.placed_at is not None
-
-    @property
-    def status(self) -> Status:
-        match self.decision:
-            case None:
-                return "pending"
-            case Settlement():
-                return "settled"
-            case Refund():
-                return "refunded"
-            case _:
-                assert_never(self.decision)
-
-    def key(self) -> Key:
-        """Newest last: by the time the table confirmed the bet, else the time it was decided."""
-        if self.placed_micros is not None:
-            at = self.placed_micros
-        else:
-            at = parse_micros(self.decision.at) if self.decision is not None else 0
-        return (at, self.table_id, self.round_id, self.seq or 0, self.bet_id)
-
-    def place(self, bet: BetPlaced) -> None:
-        self.seq = bet.seq
-        self.kind = bet.kind
-        self.pick = bet.pick
-        self.stake = bet.stake
-        self.currency = bet.currency
-        self.placed_at = bet.at.isoformat().replace("+00:00", "Z")
-        self.placed_micros = micros(bet.at)
-
-    def decide(self, decision: Settlement | Refund) -> None:
-        self.decision = decision
-        if self.placed:
-            return
-        match decision:
-            case Settlement():
-                self.kind = decision.kind
-                self.pick = decision.pick
-                self.stake = decision.stake
-            case Refund():
-                self.stake = decision.amount
-        self.currency = decision.currency
+    authorized_by: str | None = None
+    previous_dice: Dice | None = None
+    previous_discs: Discs | None = None
 
 
 class Round:
@@ -209,64 +132,26 @@ class Round:
             case RoundCancelled(reason=reason):
                 self.cancel_reason, self.phase = reason, "cancelled"
                 step = msgspec.structs.replace(step, reason=reason)
+            case RoundCorrected(dice=dice, discs=discs, reason=reason):
+                step = msgspec.structs.replace(
+                    step,
+                    dice=dice,
+                    discs=discs,
+                    reason=reason,
+                    authorized_by=event.authorized_by,
+                    previous_dice=self.dice,
+                    previous_discs=self.discs,
+                )
+                self.dice, self.discs = dice, discs
+            case RoundVoided(reason=reason):
+                self.phase = "voided"
+                step = msgspec.structs.replace(
+                    step,
+                    reason=reason,
+                    authorized_by=event.authorized_by,
+                    previous_dice=self.dice,
+                    previous_discs=self.discs,
+                )
             case _:
                 assert_never(event)
         self.timeline.append(step)
-
-
-class Totals(msgspec.Struct, frozen=True, kw_only=True):
-    """A round's money in one currency; ggr (gross gaming revenue): stakes - payouts, settled."""
-
-    currency: str
-    bets: int
-    settled: int
-    refunded: int
-    pending: int
-    stakes: int
-    payouts: int
-    ggr: int
-    refunds: int
-    pending_stakes: int
-
-
-def totals(bets: list[Bet]) -> list[Totals]:
-    """The money of a round's bets, one entry per currency, in currency order."""
-    sums: dict[str, list[int]] = {}
-    for bet in bets:
-        row = sums.setdefault(bet.currency, [0] * 8)
-        row[0] += 1
-        match bet.decision:
-            case Settlement(stake=stake, payout=payout):
-                row[1] += 1
-                row[4] += stake
-                row[5] += payout
-            case Refund(amount=amount):
-                row[2] += 1
-                row[6] += amount
-            case None:
-                row[3] += 1
-                row[7] += bet.stake
-    return [
-        Totals(
-            currency=currency,
-            bets=n,
-            settled=settled,
-            refunded=refunded,
-            pending=pending,
-            stakes=stakes,
-            payouts=payouts,
-            ggr=stakes - payouts,
-            refunds=refunds,
-            pending_stakes=pending_stakes,
-        )
-        for currency, (
-            n,
-            settled,
-            refunded,
-            pending,
-            stakes,
-            payouts,
-            refunds,
-            pending_stakes,
-        ) in sorted(sums.items())
-    ]

@@ -16,18 +16,20 @@ from schemas.events import (
     BettingClosed,
     GameName,
     RoundCancelled,
+    RoundCorrected,
     RoundOpened,
     RoundReshaken,
     RoundResult,
     RoundResumed,
     RoundSuspended,
+    RoundVoided,
 )
 
 NAMESPACE: Final = uuid.UUID("5b0c6f3e-2a4d-5e8f-9c1b-7d3a6e2f4c80")
 """The uuid5 namespace of the event ids and bet ids the upstream helpers derive."""
 
 Clock = Callable[[], datetime]
-Phase = Literal["new", "betting", "closed", "result", "cancelled"]
+Phase = Literal["new", "betting", "closed", "result", "cancelled", "voided"]
 
 
 class OutOfOrder(ValueError):
@@ -50,8 +52,10 @@ def derived_id(*parts: str) -> str:
 class RoundBuilder:
     """One round of one table: open, bets seq 1..n, close, then result or cancel.
 
-    Suspend/resume may come in any non-final state, reshake only between close and result; every
-    other call raises OutOfOrder and changes nothing.
+    Suspend/resume may come in any non-final state, reshake only between close and result;
+    after the result, corrections (to another outcome) any number of times and a void once, each
+    with its reason and the supervisor who authorised it. Every other call raises OutOfOrder and
+    changes nothing.
     """
 
     def __init__(self, *, table_id: str, round_id: str, game: GameName, clock: Clock) -> None:
@@ -63,11 +67,12 @@ class RoundBuilder:
         self.suspended = False
         self.seq = 0
         self.last_seq = -1
+        self.outcome: tuple[object, ...] = ()
         self._serial = 0
 
     @property
     def final(self) -> bool:
-        return self.phase in ("result", "cancelled")
+        return self.phase in ("result", "cancelled", "voided")
 
     def open(self) -> RoundOpened:
         """The betting period starts."""
@@ -147,18 +152,60 @@ class RoundBuilder:
     ) -> RoundResult:
         """The outcome the dealer entered: dice for sicbo and thai-hilo, discs for xocdia."""
         self._need(self.phase == "closed" and not self.suspended, "round.result")
-        if self.game == "xocdia":
-            if discs is None or dice is not None:
-                raise ValueError("a xocdia result needs discs (4 of red/white) and no dice")
-        elif dice is None or discs is not None:
-            raise ValueError(f"a {self.game} result needs dice (3 faces) and no discs")
+        self._shape("result", dice, discs)
         event = RoundResult(
             **self._envelope(),
             dice=dice,
             discs=discs,  # type: ignore[arg-type]  # values are checked on publishing
         )
         self.phase = "result"
+        self.outcome = dice or discs or ()
         return event
+
+    def correct(
+        self,
+        *,
+        reason: str,
+        authorized_by: str,
+        dice: tuple[int, int, int] | None = None,
+        discs: tuple[str, str, str, str] | None = None,
+    ) -> RoundCorrected:
+        """After the result: a supervisor corrects the dealer's entry to another outcome."""
+        self._need(self.phase == "result", "round.corrected")
+        self._shape("correction", dice, discs)
+        if (dice or discs) == self.outcome:
+            raise ValueError(f"the round's outcome is already {list(self.outcome)}")
+        self._authorised(reason, authorized_by)
+        event = RoundCorrected(
+            **self._envelope(),
+            dice=dice,
+            discs=discs,  # type: ignore[arg-type]  # values are checked on publishing
+            reason=reason,
+            authorized_by=authorized_by,
+        )
+        self.outcome = dice or discs or ()
+        return event
+
+    def void(self, *, reason: str, authorized_by: str) -> RoundVoided:
+        """After the result: the round is declared void; nothing may follow."""
+        self._need(self.phase == "result", "round.voided")
+        self._authorised(reason, authorized_by)
+        self.phase = "voided"
+        return RoundVoided(**self._envelope(), reason=reason, authorized_by=authorized_by)
+
+    def _shape(self, what: str, dice: object, discs: object) -> None:
+        if self.game == "xocdia":
+            if discs is None or dice is not None:
+                raise ValueError(f"a xocdia {what} needs discs (4 of red/white) and no dice")
+        elif dice is None or discs is not None:
+            raise ValueError(f"a {self.game} {what} needs dice (3 faces) and no discs")
+
+    @staticmethod
+    def _authorised(reason: str, authorized_by: str) -> None:
+        if not reason.strip() or not authorized_by.strip():
+            raise ValueError(
+                "a correction or void needs a reason and the supervisor who authorised it"
+            )
 
     def cancel(self, reason: str) -> RoundCancelled:
         """The round is void: every confirmed bet is refunded."""

@@ -28,7 +28,7 @@ from aiokafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
 from kafka import errors as kafka_errors  # type: ignore[import-untyped]
 
 from schemas.codec import encode
-from schemas.records import Record, Refund, Rejected, Settlement, TableStats
+from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 from services.settings import Settings
 from services.settlement import changelog, state
 from services.settlement.fold import Fold
@@ -231,6 +231,9 @@ class Engine:
             case Refund():
                 self.metrics.decisions[f"refund:{record.reason}"] += 1
                 return self._keyed(s.topic_refunds, record.player_id.encode(), encode(record))
+            case Adjustment():
+                self.metrics.decisions[f"adjustment:{record.cause}"] += 1
+                return self._keyed(s.topic_adjustments, record.player_id.encode(), encode(record))
             case Rejected():
                 self.metrics.rejections[record.reason] += 1
                 return self._keyed(s.topic_rejected, key, encode(record), fallback=task)

@@ -25,12 +25,14 @@ from schemas.events import (
     BetPlaced,
     BettingClosed,
     RoundCancelled,
+    RoundCorrected,
     RoundEvent,
     RoundOpened,
     RoundReshaken,
     RoundResult,
     RoundResumed,
     RoundSuspended,
+    RoundVoided,
     type_of,
 )
 from schemas.records import (
@@ -43,8 +45,17 @@ from schemas.records import (
     TableStats,
 )
 from services import games
+from services.settlement import corrections
 from services.settlement.ids import REFUND, SETTLEMENT
-from services.settlement.rounds import FINAL, Fingerprint, Journal, Round, Table, fingerprint
+from services.settlement.rounds import (
+    FINAL,
+    Correction,
+    Fingerprint,
+    Journal,
+    Round,
+    Table,
+    fingerprint,
+)
 from services.statistics.board import Board
 
 DEFAULT_HORIZON: Final = 200
@@ -150,7 +161,10 @@ class Fold:
             if journal is not None:
                 journal.tables.add(table)
         if rnd.phase in FINAL:
-            out.append(_decide(rnd, bet))
+            decision = _decide(rnd, bet)
+            out.append(decision)
+            if rnd.corrections and isinstance(decision, Settlement):
+                out.extend(corrections.adjustments(rnd, bet, 0))
             return
         rnd.waiting.append(bet)
         self.pending += 1
@@ -186,6 +200,9 @@ class Fold:
         if rnd is not None and event.event_id in rnd.event_ids:
             return
         if rnd is None or rnd.phase == "unopened":
+            if isinstance(event, RoundCorrected | RoundVoided):
+                out.append(_refuse(raw, self._unknown(event)))
+                return
             if not isinstance(event, RoundOpened):
                 out.append(_refuse(raw, f"{type_of(event)} for a round that was never opened"))
                 return
@@ -209,6 +226,9 @@ class Fold:
             return
         rnd.event_ids.add(event.event_id)
         self._journal(None, rnd, raw)
+        if isinstance(event, RoundCorrected | RoundVoided):
+            self._correct(table, rnd, event, out)
+            return
         if rnd.phase not in FINAL:
             return
         rnd.fate_at = event.at
@@ -220,11 +240,53 @@ class Fold:
             rnd.settlement = shared_settlement(table.table_id, rnd)
             rnd.odds = games.odds_board(rnd.game, rnd.outcome)
             self._board(table, rnd)
-        out.extend([_decide(rnd, bet) for bet in rnd.waiting])
+        out.extend([_decide(rnd, bet) for bet in rnd.waiting])  # no corrections yet
         self.pending -= len(rnd.waiting)
         rnd.waiting = []
         table.decided.append(rnd.round_id)
         self._forget(table)
+
+    def _unknown(self, event: RoundCorrected | RoundVoided) -> str:
+        return (
+            f"{type_of(event)} for a round this fold does not hold: never opened, or decided "
+            f"more than {self.horizon} rounds of its table ago and forgotten (the horizon, "
+            "docs/DECISIONS.md)"
+        )
+
+    def _correct(
+        self, table: Table, rnd: Round, event: RoundCorrected | RoundVoided, out: Sink
+    ) -> None:
+        """Decide every settled bet of the round again; those whose payout changes adjust."""
+        n = len(rnd.corrections) + 1
+        if isinstance(event, RoundCorrected):
+            dice, discs = event.dice, event.discs
+            odds = games.odds_board(rnd.game, rnd.outcome)
+        else:
+            dice = discs = odds = None
+        rnd.corrections.append(
+            Correction(
+                n=n,
+                dice=dice,
+                discs=discs,
+                odds=odds,
+                reason=event.reason,
+                authorized_by=event.authorized_by,
+                at=event.at,
+            )
+        )
+        for bet_id in rnd.seqs.values():
+            bet = read_event(table.bets[bet_id])
+            assert isinstance(bet, BetPlaced)
+            if corrections.settled(rnd, bet):
+                out.extend(corrections.adjustments(rnd, bet, n - 1))
+        if table.board is not None:
+            if odds is None:
+                table.board.void(rnd.round_id)
+            else:
+                table.board.correct(rnd.round_id, dice, discs)
+            self.boards_changed.add(table.table_id)
+            if self.journal is not None:
+                self.journal.boards.add(table)
 
     def _journal(self, table: Table | None, rnd: Round, raw: bytes) -> None:
         """Note an accepted round event (and, with `table`, a change of the table's own state)."""
@@ -245,7 +307,7 @@ class Fold:
 
     def _board(self, table: Table, rnd: Round) -> None:
         if table.board is None:
-            table.board = Board(table.table_id, rnd.game)
+            table.board = Board(table.table_id, rnd.game, depth=self.horizon)
         table.board.record(rnd.game, rnd.round_id, rnd.dice, rnd.discs)
         self.boards_changed.add(table.table_id)
         if self.journal is not None:
@@ -358,6 +420,20 @@ def _transition(rnd: Round, event: RoundEvent) -> str | None:
             if final:
                 return f"round.cancelled after the round is {rnd.phase}"
             rnd.phase = "cancelled"
+        case RoundCorrected(dice=dice, discs=discs):
+            if rnd.phase != "result":
+                return f"round.corrected while the round is {_state(rnd)}"
+            if (rnd.game == "xocdia") != (discs is not None):
+                need = "discs" if rnd.game == "xocdia" else "dice"
+                return f"{need}: a {rnd.game} round's correction needs {need}"
+            outcome = dice if dice is not None else discs
+            if outcome == rnd.outcome:
+                return f"round.corrected to the outcome the round already has ({list(outcome)})"
+            rnd.outcome = outcome  # type: ignore[assignment]
+        case RoundVoided():
+            if rnd.phase != "result":
+                return f"round.voided while the round is {_state(rnd)}"
+            rnd.phase = "voided"
     return None
 
 

@@ -11,8 +11,8 @@ from schemas.records import Settlement
 from services.games import Odds, Pick
 from services.statistics.board import Board
 
-Phase = Literal["unopened", "open", "closed", "result", "cancelled"]
-FINAL: Final = frozenset({"result", "cancelled"})
+Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
+FINAL: Final = frozenset({"result", "cancelled", "voided"})
 
 # What makes two `bet.placed` events "the same bet": every field but event_id and at.
 Fingerprint = tuple[str, str, int, str, tuple[int, ...], int, str]
@@ -31,10 +31,36 @@ def fingerprint(bet: BetPlaced) -> Fingerprint:
     )
 
 
+class Correction:
+    """A correction (new outcome, its odds) or a void (no odds) of a round with a result."""
+
+    __slots__ = ("at", "authorized_by", "dice", "discs", "n", "odds", "reason")
+
+    def __init__(
+        self,
+        *,
+        n: int,
+        dice: Dice | None,
+        discs: Discs | None,
+        odds: Mapping[tuple[str, Pick], Odds] | None,
+        reason: str,
+        authorized_by: str,
+        at: str,
+    ) -> None:
+        self.n = n
+        self.dice = dice
+        self.discs = discs
+        self.odds = odds
+        self.reason = reason
+        self.authorized_by = authorized_by
+        self.at = at
+
+
 class Round:
     """One round: its life-cycle state, the bets read for it, and those still waiting."""
 
     __slots__ = (
+        "corrections",
         "decision",
         "dice",
         "discs",
@@ -74,6 +100,7 @@ class Round:
         self.waiting: list[BetPlaced] = []
         self.settlement: Settlement | None = None  # what its settlements share, set with the result
         self.odds: Mapping[tuple[str, Pick], Odds] = {}  # every wager's odds, set with the result
+        self.corrections: list[Correction] = []  # in table order; n is the index plus one
         self.flushed = 0  # bets of `seqs` already in the state changelog
         self.segments = 0  # changelog records holding them
 

@@ -22,7 +22,7 @@ from schemas.events import BetPlaced, Dice, Discs
 from schemas.records import StatRound
 from services import games
 from services.settlement.fold import Fold, shared_settlement
-from services.settlement.rounds import FINAL, Phase, Round, Table
+from services.settlement.rounds import FINAL, Correction, Phase, Round, Table
 from services.statistics.board import WINDOW, Board
 
 VERSION: Final = 1
@@ -50,6 +50,17 @@ class BoardState(msgspec.Struct, frozen=True, kw_only=True, tag="board", gc=Fals
     rounds: list[StatRound]
 
 
+class CorrectionState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A correction (with its new outcome) or a void (without one) of a round, in table order."""
+
+    dice: Dice | None
+    discs: Discs | None
+    void: bool
+    reason: str
+    authorized_by: str
+    at: str
+
+
 class RoundState(msgspec.Struct, frozen=True, kw_only=True, tag="round", gc=False):
     v: int
     table_id: str
@@ -65,6 +76,7 @@ class RoundState(msgspec.Struct, frozen=True, kw_only=True, tag="round", gc=Fals
     discs: Discs | None
     fate_at: str
     segments: int
+    corrections: list[CorrectionState] = []
 
 
 class BetsState(msgspec.Struct, frozen=True, kw_only=True, tag="bets", gc=False):
@@ -165,8 +177,8 @@ def restore(entries: Mapping[bytes, bytes], horizon: int, *, journal: bool = Tru
         table.bet_frontier = kept.bet_frontier
         board = boards.pop(table_id, None)
         if board is not None:
-            table.board = Board(table_id, board.game)
-            table.board.rounds = deque(board.rounds, maxlen=WINDOW)
+            table.board = Board(table_id, board.game, depth=horizon)
+            table.board.rounds = deque(board.rounds, maxlen=WINDOW + horizon)
     if boards:
         raise StateError(f"a board without its table: {sorted(boards)[0]!r}")
     decided: dict[str, list[tuple[int, str]]] = {}
@@ -249,6 +261,17 @@ def _round(rnd: Round) -> RoundState:
         discs=rnd.discs,
         fate_at=rnd.fate_at,
         segments=rnd.segments,
+        corrections=[
+            CorrectionState(
+                dice=c.dice,
+                discs=c.discs,
+                void=c.odds is None,
+                reason=c.reason,
+                authorized_by=c.authorized_by,
+                at=c.at,
+            )
+            for c in rnd.corrections
+        ],
     )
 
 
@@ -290,13 +313,34 @@ def _restore_round(kept: RoundState) -> Round:
     rnd.discs = kept.discs
     rnd.fate_at = kept.fate_at
     rnd.segments = kept.segments
-    if rnd.phase == "result":
+    if rnd.phase in ("result", "voided"):
         outcome = kept.dice if kept.dice is not None else kept.discs
         if outcome is None:
             raise StateError(f"round {kept.round_id!r} has a result but no outcome")
         rnd.outcome = outcome
         rnd.settlement = shared_settlement(kept.table_id, rnd)
         rnd.odds = games.odds_board(rnd.game, outcome)
+    for n, c in enumerate(kept.corrections, start=1):
+        if rnd.settlement is None:
+            raise StateError(f"round {kept.round_id!r} has corrections but no result")
+        odds = None
+        if not c.void:
+            corrected = c.dice if c.dice is not None else c.discs
+            if corrected is None:
+                raise StateError(f"round {kept.round_id!r}: correction {n} has no outcome")
+            rnd.outcome = corrected
+            odds = games.odds_board(rnd.game, corrected)
+        rnd.corrections.append(
+            Correction(
+                n=n,
+                dice=c.dice,
+                discs=c.discs,
+                odds=odds,
+                reason=c.reason,
+                authorized_by=c.authorized_by,
+                at=c.at,
+            )
+        )
     return rnd
 
 

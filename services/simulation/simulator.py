@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from schemas.events import AnyEvent, GameName
 from services.publisher.message import Message, prepare
@@ -61,6 +61,8 @@ class Situations:
     late: float = 0.05
     disconnect: float = 0.02
     retry: float = 0.01
+    correct: float = 0.02
+    void: float = 0.005
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,13 +238,47 @@ class _TableScript:
             self.sim.counts["reshaken"] += 1
             self._emit(t, lambda: rnd.reshake(rng.choice(RESHAKE_REASONS[self.game])))
             t += SHAKE
+        outcome = self._outcome()
         if self.game == "xocdia":
-            discs = tuple(rng.choice(("red", "white")) for _ in range(4))
-            self._emit(t, lambda: rnd.result(discs=discs))  # type: ignore[arg-type]
+            self._emit(t, lambda: rnd.result(discs=outcome))
         else:
-            dice = (rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))
-            self._emit(t, lambda: rnd.result(dice=dice))
+            self._emit(t, lambda: rnd.result(dice=outcome))
+        self._afterwards(rnd, t + PAUSE / 2)
         self.t = t + PAUSE
+
+    def _outcome(self) -> tuple[Any, ...]:
+        rng = self.rng
+        if self.game == "xocdia":
+            return tuple(rng.choice(("red", "white")) for _ in range(4))
+        return (rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))
+
+    def _afterwards(self, rnd: RoundBuilder, at: float) -> None:
+        """Now and then a supervisor corrects the dealer's entry, or voids the round."""
+        rng, s = self.rng, self.s
+        if rng.random() < s.correct:
+            outcome = self._outcome()
+            while outcome == rnd.outcome:
+                outcome = self._outcome()
+            self.sim.counts["corrected"] += 1
+            key = "discs" if self.game == "xocdia" else "dice"
+            fix = {key: outcome}
+            self._emit(
+                at,
+                lambda: rnd.correct(
+                    reason="the dealer entered the wrong outcome",
+                    authorized_by=f"supervisor-{rng.randint(1, 4)}",
+                    **fix,
+                ),
+            )
+        if rng.random() < s.void:
+            self.sim.counts["voided"] += 1
+            self._emit(
+                at + 0.5,
+                lambda: rnd.void(
+                    reason="a fault of the shaker found on video",
+                    authorized_by=f"supervisor-{rng.randint(1, 4)}",
+                ),
+            )
 
     def _cancel(self, rnd: RoundBuilder, at: float) -> None:
         self._emit(at, lambda: self._cancelled(rnd))

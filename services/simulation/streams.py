@@ -41,6 +41,8 @@ class Profile:
     duplicate_seq: float = 0.02
     bad_input: float = 0.02
     abandoned: float = 0.0
+    correct: float = 0.05
+    void: float = 0.02
 
 
 CLEAN: Final = Profile(
@@ -53,6 +55,8 @@ CLEAN: Final = Profile(
     conflict=0.0,
     duplicate_seq=0.0,
     bad_input=0.0,
+    correct=0.0,
+    void=0.0,
 )
 
 
@@ -167,11 +171,23 @@ def _round(
     if rng.random() < p.cancel / 2:
         emit_round(event("round.cancelled", reason="result could not be read"))
         return
+    outcome = _outcome(rng, game)
+    emit_round(event("round.result", **outcome))
+    while rng.random() < p.correct:  # a supervisor corrects the dealer's entry, once or more
+        again = _outcome(rng, game)
+        if again != outcome:
+            outcome = again
+            emit_round(
+                event("round.corrected", **outcome, reason="dealer misread", authorized_by="sup-1")
+            )
+    if rng.random() < p.void:
+        emit_round(event("round.voided", reason="fault seen on video", authorized_by="sup-2"))
+
+
+def _outcome(rng: random.Random, game: str) -> dict[str, list[Any]]:
     if game == "xocdia":
-        discs = [rng.choice(("red", "white")) for _ in range(4)]
-        emit_round(event("round.result", discs=discs))
-    else:
-        emit_round(event("round.result", dice=[rng.randint(1, 6) for _ in range(3)]))
+        return {"discs": [rng.choice(("red", "white")) for _ in range(4)]}
+    return {"dice": [rng.randint(1, 6) for _ in range(3)]}
 
 
 def _bets(

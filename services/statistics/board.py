@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
+from itertools import islice
 from typing import Final
 
 from schemas.events import Dice, Discs
@@ -15,14 +17,16 @@ REDS: Final = tuple(str(reds) for reds in range(5))
 
 
 class Board:
-    """The rounds with a result of one table, newest first; cancelled rounds never enter."""
+    """The rounds with a result of one table, newest first; cancelled and voided rounds never
+    stay. It keeps `depth` rounds more than it shows, so that a round voided after its result
+    leaves the last 50 with a result shown (a void reaches back at most the fold's horizon)."""
 
     __slots__ = ("game", "rounds", "table_id")
 
-    def __init__(self, table_id: str, game: str) -> None:
+    def __init__(self, table_id: str, game: str, depth: int = 0) -> None:
         self.table_id = table_id
         self.game = game
-        self.rounds: deque[StatRound] = deque(maxlen=WINDOW)
+        self.rounds: deque[StatRound] = deque(maxlen=WINDOW + depth)
 
     def record(self, game: str, round_id: str, dice: Dice | None, discs: Discs | None) -> None:
         """Put a round's result on the board; a table that changes game starts a new board."""
@@ -31,18 +35,33 @@ class Board:
             self.rounds.clear()
         self.rounds.appendleft(StatRound(round_id=round_id, dice=dice, discs=discs))
 
+    def correct(self, round_id: str, dice: Dice | None, discs: Discs | None) -> None:
+        """A corrected round shows its new outcome, in its place."""
+        for at, kept in enumerate(self.rounds):
+            if kept.round_id == round_id:
+                self.rounds[at] = StatRound(round_id=round_id, dice=dice, discs=discs)
+                return
+
+    def void(self, round_id: str) -> None:
+        """A voided round leaves the board, as a cancelled one never enters it."""
+        for kept in self.rounds:
+            if kept.round_id == round_id:
+                self.rounds.remove(kept)
+                return
+
     def stats(self) -> TableStats:
-        """The contract's `table_stats` record of this board."""
+        """The contract's `table_stats` record of this board: its last 50 rounds."""
+        shown = list(islice(self.rounds, WINDOW))
         return TableStats(
             v=1,
             table_id=self.table_id,
             game=self.game,
-            rounds=list(self.rounds),
-            counts=counts(self.game, self.rounds),
+            rounds=shown,
+            counts=counts(self.game, shown),
         )
 
 
-def counts(game: str, rounds: deque[StatRound]) -> dict[str, int | dict[str, int]]:
+def counts(game: str, rounds: Iterable[StatRound]) -> dict[str, int | dict[str, int]]:
     """Counts over the rounds on a board, every key present even when zero."""
     if game == "xocdia":
         return _disc_counts([r.discs for r in rounds if r.discs is not None])

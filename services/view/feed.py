@@ -23,6 +23,7 @@ class Feed:
             settings.topic_bets: "bets",
             settings.topic_settlements: "settlements",
             settings.topic_refunds: "refunds",
+            settings.topic_adjustments: "adjustments",
             settings.topic_rejected: "rejected",
         }
         self.consumer = KafkaConsumer(

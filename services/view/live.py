@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import deque
 from typing import TYPE_CHECKING
@@ -78,6 +77,5 @@ def watch(run: Run, board: Dashboard, feed: Feed) -> int:
         file=run.out,
         flush=True,
     )
-    if sys.stdout is not run.out:
-        sys.stdout.flush()
+    run.out.flush()
     return code

@@ -67,6 +67,11 @@ def rich_view(
         f"{board.pending_bets}  "
         + "  ".join(f"{w}: {'?' if n is None else n}" for w, n in board.pending.items()),
     )
+    summary.add_row(
+        "corrections",
+        f"{board.corrections['corrected']} corrected, {board.corrections['voided']} voided  "
+        f"({board.adjustments} adjustments)",
+    )
     summary.add_row("rejections", f"{sum(board.rejected.values())}  {_counts(board.rejected)}")
     summary.add_row(
         "house (minor units)",
@@ -83,6 +88,7 @@ def rich_view(
         ("rounds", "right"),
         ("settled", "right"),
         ("refunds", "right"),
+        ("corr/void", "right"),
         ("latest results (newest first)", "left"),
     )
     for name, justify in columns:
@@ -98,6 +104,7 @@ def rich_view(
             str(t.rounds),
             str(t.settled),
             str(t.refunded),
+            f"{t.corrected}/{t.voided}",
             "  ".join(t.results),
         )
     header = Panel(summary, title=f"{title}  [{elapsed:.0f}s]", title_align="left")

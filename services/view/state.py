@@ -12,18 +12,21 @@ from schemas.events import (
     BetPlaced,
     BettingClosed,
     RoundCancelled,
+    RoundCorrected,
     RoundEvent,
     RoundOpened,
     RoundReshaken,
     RoundResult,
     RoundResumed,
     RoundSuspended,
+    RoundVoided,
+    type_of,
 )
-from schemas.records import Refund, Rejected, Settlement
+from schemas.records import Adjustment, Refund, Rejected, Settlement
 
 _ROUND: Final = msgspec.json.Decoder(RoundEvent)
 _BET: Final = msgspec.json.Decoder(BetPlaced)
-_OUT: Final = msgspec.json.Decoder(Settlement | Refund | Rejected)
+_OUT: Final = msgspec.json.Decoder(Settlement | Refund | Adjustment | Rejected)
 RESULTS: Final = 6
 
 
@@ -42,6 +45,8 @@ class TableView:
     results: deque[str] = field(default_factory=lambda: deque(maxlen=RESULTS))
     settled: int = 0
     refunded: int = 0
+    corrected: int = 0
+    voided: int = 0
 
 
 class Rate:
@@ -82,6 +87,8 @@ class Dashboard:
     refund_rate: Rate = field(default_factory=Rate)
     pending: dict[str, int | None] = field(default_factory=dict)
     unreadable: int = 0
+    corrections: Counter[str] = field(default_factory=Counter)
+    adjustments: int = 0
 
     def read(self, role: str, raw: bytes, now: float) -> None:
         """Fold one message of the topic with this role (rounds, bets, settlements...)."""
@@ -111,6 +118,13 @@ class Dashboard:
 
     def _round(self, event: RoundEvent) -> None:
         table = self._table(event.table_id)
+        if isinstance(event, RoundCorrected | RoundVoided):  # of any recent round
+            self.corrections[type_of(event).removeprefix("round.")] += 1
+            if isinstance(event, RoundCorrected):
+                table.corrected += 1
+            else:
+                table.voided += 1
+            return
         if event.round_id != table.round_id and not isinstance(event, RoundOpened):
             return  # an older round's event (a redelivery); the view follows the current round
         match event:
@@ -142,10 +156,12 @@ class Dashboard:
                     table.status = "cancelled"
                     table.cancelled += 1
                     table.results.appendleft("cancelled")
+            case RoundCorrected() | RoundVoided():
+                pass  # counted above
             case _:
                 assert_never(event)
 
-    def _record(self, record: Settlement | Refund | Rejected, now: float) -> None:
+    def _record(self, record: Settlement | Refund | Adjustment | Rejected, now: float) -> None:
         match record:
             case Settlement():
                 self.settlements += 1
@@ -157,5 +173,8 @@ class Dashboard:
                 self.refunds[record.reason] += 1
                 self.refund_rate.add(now)
                 self._table(record.table_id).refunded += 1
+            case Adjustment():
+                self.adjustments += 1
+                self.paid[record.currency] += record.delta
             case Rejected():
                 self.rejected[record.reason] += 1

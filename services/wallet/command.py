@@ -1,4 +1,4 @@
-"""`croupier wallet`: credit settlements and refunds to balances in SQLite, and report them."""
+"""`croupier wallet`: credit settlements, refunds and adjustments to SQLite balances; report."""
 
 from __future__ import annotations
 
@@ -15,24 +15,32 @@ from services.wallet.ledger import Balance, Ledger
 
 def render(balances: list[Balance], out: TextIO) -> None:
     """The balances as a plain table, amounts in minor units, with totals per currency."""
-    header = ("player", "currency", "balance", "staked", "net", "settled", "refunded")
-    print("{:<12} {:<8} {:>14} {:>14} {:>14} {:>8} {:>8}".format(*header), file=out)
+    header = ("player", "currency", "balance", "staked", "net", "settled", "refunded", "adjusted")
+    print("{:<12} {:<8} {:>14} {:>14} {:>14} {:>8} {:>8} {:>8}".format(*header), file=out)
     totals: dict[str, list[int]] = {}
     for b in balances:
         print(
             f"{b.player_id:<12} {b.currency:<8} {b.balance:>14} {b.staked:>14} {b.net:>14} "
-            f"{b.settlements:>8} {b.refunds:>8}",
+            f"{b.settlements:>8} {b.refunds:>8} {b.adjustments:>8}",
             file=out,
         )
-        t = totals.setdefault(b.currency, [0, 0, 0, 0])
+        t = totals.setdefault(b.currency, [0, 0, 0, 0, 0])
         t[0] += b.balance
         t[1] += b.staked
         t[2] += b.settlements
         t[3] += b.refunds
-    for currency, (balance, staked, settled, refunded) in sorted(totals.items()):
+        t[4] += b.adjustments
+    for currency, (balance, staked, settled, refunded, adjusted) in sorted(totals.items()):
         print(
             f"{'TOTAL':<12} {currency:<8} {balance:>14} {staked:>14} {balance - staked:>14} "
-            f"{settled:>8} {refunded:>8}",
+            f"{settled:>8} {refunded:>8} {adjusted:>8}",
+            file=out,
+        )
+    below = [b for b in balances if b.balance < 0]
+    for b in below:
+        print(
+            f"below zero: {b.player_id} {b.currency} {b.balance} (an adjustment debited more "
+            "than the balance held; the wallet's policy decides)",
             file=out,
         )
 
@@ -54,7 +62,11 @@ def command(args: argparse.Namespace) -> int:
             stop = threading.Event()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, lambda *_: stop.set())
-            topics = [settings.topic_settlements, settings.topic_refunds]
+            topics = [
+                settings.topic_settlements,
+                settings.topic_refunds,
+                settings.topic_adjustments,
+            ]
             try:
                 progress = consume(
                     ledger,

@@ -1,4 +1,5 @@
-"""The wallet's Kafka side: committed settlements and refunds, batch by batch, into the ledger."""
+"""The wallet's Kafka side: committed settlements, refunds and adjustments, batch by batch, into the
+ledger."""
 
 from __future__ import annotations
 

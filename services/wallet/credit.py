@@ -1,4 +1,5 @@
-"""What a wallet credits for a record: the settlement's payout or the refunded stake (pure)."""
+"""What a wallet credits for a record: a settlement's payout, a refunded stake, or an adjustment's
+delta (a debit when negative) (pure)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Final, assert_never
 
 import msgspec
 
-from schemas.records import Refund, Settlement
+from schemas.records import Adjustment, Refund, Settlement
 
-_RECORDS: Final = msgspec.json.Decoder(Settlement | Refund)
+_RECORDS: Final = msgspec.json.Decoder(Settlement | Refund | Adjustment)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,7 +28,7 @@ class Credit:
 
 
 def credit_of(raw: bytes) -> Credit:
-    """The credit a settlement or refund record carries; msgspec.DecodeError for anything else."""
+    """The credit a settlement, refund or adjustment carries; msgspec.DecodeError for others."""
     record = _RECORDS.decode(raw)
     match record:
         case Settlement():
@@ -50,6 +51,17 @@ def credit_of(raw: bytes) -> Credit:
                 currency=record.currency,
                 amount=record.amount,
                 stake=record.amount,
+                at=record.at,
+            )
+        case Adjustment():
+            return Credit(
+                record_id=record.adjustment_id,
+                kind="adjustment",
+                bet_id=record.bet_id,
+                player_id=record.player_id,
+                currency=record.currency,
+                amount=record.delta,
+                stake=0,
                 at=record.at,
             )
         case _:

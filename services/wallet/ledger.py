@@ -1,4 +1,7 @@
-"""Player balances in SQLite: each record id credits once (PRIMARY KEY), one transaction a batch."""
+"""Player balances in SQLite: each record id credits once (PRIMARY KEY), one transaction a batch.
+
+An adjustment's debit is applied even when it takes a balance below zero: what to do about such a
+balance is the wallet's policy; the report lists every balance below zero."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ CREATE TABLE IF NOT EXISTS balances (
     staked INTEGER NOT NULL DEFAULT 0,
     settlements INTEGER NOT NULL DEFAULT 0,
     refunds INTEGER NOT NULL DEFAULT 0,
+    adjustments INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (player_id, currency)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS positions (
@@ -57,6 +61,7 @@ class Balance:
     staked: int
     settlements: int
     refunds: int
+    adjustments: int = 0
 
     @property
     def net(self) -> int:
@@ -74,6 +79,11 @@ class Ledger:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(balances)")}
+        if "adjustments" not in columns:  # a ledger written before adjustments existed
+            self.db.execute(
+                "ALTER TABLE balances ADD COLUMN adjustments INTEGER NOT NULL DEFAULT 0"
+            )
 
     def apply(
         self, credits: Iterable[Credit], positions: Mapping[tuple[str, int], int] | None = None
@@ -102,14 +112,20 @@ class Ledger:
                     repeated += 1
                     continue
                 new += 1
-                settled, refunded = (1, 0) if c.kind == "settlement" else (0, 1)
+                settled, refunded, adjusted = (
+                    c.kind == "settlement",
+                    c.kind == "refund",
+                    c.kind == "adjustment",
+                )
                 db.execute(
-                    "INSERT INTO balances VALUES (?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO balances (player_id, currency, balance, staked, settlements, "
+                    "refunds, adjustments) VALUES (?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (player_id, currency) DO UPDATE SET "
                     "balance = balance + excluded.balance, staked = staked + excluded.staked, "
                     "settlements = settlements + excluded.settlements, "
-                    "refunds = refunds + excluded.refunds",
-                    (c.player_id, c.currency, c.amount, c.stake, settled, refunded),
+                    "refunds = refunds + excluded.refunds, "
+                    "adjustments = adjustments + excluded.adjustments",
+                    (c.player_id, c.currency, c.amount, c.stake, settled, refunded, adjusted),
                 )
             for (topic, partition), offset in (positions or {}).items():
                 db.execute(
@@ -132,12 +148,20 @@ class Ledger:
     def balances(self) -> list[Balance]:
         """Every player's balance per currency, by player then currency."""
         rows = self.db.execute(
-            "SELECT player_id, currency, balance, staked, settlements, refunds FROM balances "
-            "ORDER BY player_id, currency"
+            "SELECT player_id, currency, balance, staked, settlements, refunds, adjustments "
+            "FROM balances ORDER BY player_id, currency"
         )
         return [
-            Balance(player_id=p, currency=c, balance=b, staked=s, settlements=n, refunds=r)
-            for p, c, b, s, n, r in rows
+            Balance(
+                player_id=p,
+                currency=c,
+                balance=b,
+                staked=s,
+                settlements=n,
+                refunds=r,
+                adjustments=a,
+            )
+            for p, c, b, s, n, r, a in rows
         ]
 
     def count(self) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from schemas.records import Refund, Settlement
+from schemas.records import Adjustment, Refund, Settlement
 from services.audit.compare import Outputs, Report, compare, outputs
 from services.audit.console import text
 from services.audit.reader import read_topic
@@ -52,16 +52,22 @@ def expected_wallet(settings: Settings, sent: list[tuple[str, bytes]]) -> Wallet
         for topic, raw in sent:
             if topic == kind:
                 wallet.apply_all(
-                    r for r in fold.feed(kind, raw) if isinstance(r, Settlement | Refund)
+                    r
+                    for r in fold.feed(kind, raw)
+                    if isinstance(r, Settlement | Refund | Adjustment)
                 )
     return wallet
 
 
 def committed_credits(settings: Settings) -> list[bytes]:
-    """Every committed message of `settlements` and `refunds`, as a wallet consumes them."""
+    """Every committed settlement, refund and adjustment, as a wallet consumes them."""
     return [
         m.value
-        for topic in (settings.topic_settlements, settings.topic_refunds)
+        for topic in (
+            settings.topic_settlements,
+            settings.topic_refunds,
+            settings.topic_adjustments,
+        )
         for m in read_topic(settings.kafka_bootstrap, topic, timeout=300)
     ]
 

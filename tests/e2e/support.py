@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from schemas.codec import encode
-from schemas.records import Refund, Rejected, Settlement
+from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services.settings import Settings
 from services.settlement.fold import Fold
 from services.simulation.streams import Streams
@@ -47,19 +47,29 @@ def quote(value: str) -> str:
 
 
 @contextmanager
-def read_side(settings: Settings, name: str = "api", *, kill: bool = False) -> Iterator[str]:
+def read_side(
+    settings: Settings,
+    name: str = "api",
+    *,
+    kill: bool = False,
+    database: str | None = None,
+    serve_only: bool = False,
+) -> Iterator[str]:
     """A `croupier api` process on a free port; yields its base URL, stops it at the end.
 
-    With `kill` it ends with SIGKILL, as a crash would: nothing is flushed or saved.
+    `database` is its DATABASE_URL (default: a new SQLite file under test-output/). With `kill`
+    it ends with SIGKILL, as a crash would: nothing is flushed or saved.
     """
     OUTPUT.mkdir(exist_ok=True)
     port = free_port()
     env = environment(settings)
     env["CROUPIER_API_PORT"] = str(port)
     env["CROUPIER_API_POLL_MS"] = "300"
+    env["DATABASE_URL"] = database or f"sqlite:///{OUTPUT / f'{settings.group_id}.sqlite'}"
+    serve = ["--serve-only"] if serve_only else []
     with open(OUTPUT / f"{settings.group_id}-{name}.log", "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "api", "--loglevel", "warning"],
+            [sys.executable, "-m", "services.cli", "api", "--loglevel", "warning", *serve],
             cwd=ROOT,
             env=env,
             stdout=log,
@@ -100,6 +110,7 @@ class Offline:
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     timelines: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
     outcomes: dict[tuple[str, str], tuple[str, Any, Any]] = field(default_factory=dict)
+    adjustments: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def players(self) -> set[str]:
@@ -114,6 +125,9 @@ def offline(streams: Streams) -> Offline:
         for record in records:
             if isinstance(record, Settlement | Refund):
                 out.decisions[record.bet_id] = msgspec.json.decode(encode(record))
+            elif isinstance(record, Adjustment):
+                decoded = msgspec.json.decode(encode(record))
+                out.adjustments.setdefault(record.bet_id, []).append(decoded)
         if kind != "rounds" or any(isinstance(r, Rejected) for r in records):
             continue
         try:
@@ -129,7 +143,7 @@ def offline(streams: Streams) -> Offline:
         if stats is not None:
             out.stats[table_id] = msgspec.json.decode(encode(stats))
         for round_id, rnd in table.rounds.items():
-            dice = list(rnd.dice) if rnd.dice else None
-            discs = list(rnd.discs) if rnd.discs else None
+            dice = list(rnd.outcome) if rnd.dice else None  # corrected: the current outcome
+            discs = list(rnd.outcome) if rnd.discs else None
             out.outcomes[(table_id, round_id)] = (rnd.phase, dice, discs)
     return out

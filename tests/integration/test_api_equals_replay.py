@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from services.simulation.streams import Profile, generate
+from tests.committed import commit
+from tests.database import BACKENDS, fresh_url
 from tests.e2e.support import Offline, get, offline, quote, read_side, wait_read_up
 from tests.kafka import create_topics, isolated_settings, publish, wait_caught_up, workers
 
@@ -19,23 +21,33 @@ ROUNDS = 60  # per table: more than the board's 50
 @dataclass(frozen=True)
 class Pipeline:
     url: str
+    second: str
     offline: Offline
     events: dict[str, int]
 
 
-@pytest.fixture(scope="module")
-def pipeline(kafka: str) -> Iterator[Pipeline]:
-    """Generated streams through two `croupier worker`s and one `croupier api`, all caught up."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def pipeline(
+    kafka: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Pipeline]:
+    """Generated streams through two `croupier worker`s into one `croupier api` over each
+    database (its projector in process, and a second API process serving only), caught up."""
     settings = isolated_settings(kafka, partitions=4)
     create_topics(settings)
     streams = generate(21, tables=6, rounds=ROUNDS, profile=Profile(bets_per_round=(0, 10)))
-    with read_side(settings) as url:
+    with (
+        fresh_url(request.param, tmp_path_factory.mktemp("db")) as database,
+        read_side(settings, database=database) as url,
+    ):
         publish(settings, streams, seed=21)
         with workers(settings, 2):
             wait_caught_up(settings)
         wait_read_up(url)
-        events = {"rounds": len(streams.rounds), "bets": len(streams.bets)}
-        yield Pipeline(url=url, offline=offline(streams), events=events)
+        committed = commit(streams)
+        events = {topic: committed.count(topic) for topic in ("accepted", "rejected")}
+        with read_side(settings, "serving", database=database, serve_only=True) as second:
+            wait_read_up(second)
+            yield Pipeline(url=url, second=second, offline=offline(streams), events=events)
 
 
 def history(url: str, player_id: str, limit: int) -> list[dict[str, Any]]:
@@ -156,6 +168,24 @@ def test_every_tables_board_is_the_replays_last_50_rounds(pipeline: Pipeline) ->
         assert len(shown["rounds"]) == 50
 
 
+def test_a_second_api_process_over_the_database_answers_the_same(pipeline: Pipeline) -> None:
+    for player_id in sorted(pipeline.offline.players)[:10]:
+        assert history(pipeline.second, player_id, limit=50) == history(
+            pipeline.url, player_id, limit=50
+        )
+    assert get(f"{pipeline.second}/tables") == get(f"{pipeline.url}/tables")
+
+
+def test_tables_lists_every_table_with_its_boards_last_result(pipeline: Pipeline) -> None:
+    status, found = get(f"{pipeline.url}/tables")
+    assert status == 200
+    assert [t["table_id"] for t in found["tables"]] == sorted(pipeline.offline.stats)
+    for t in found["tables"]:
+        stats = pipeline.offline.stats[t["table_id"]]
+        assert (t["game"], t["last_result"]) == (stats["game"], stats["rounds"][0])
+        assert t["board"] == f"/tables/{t['table_id']}"
+
+
 def test_unknown_ids_are_404(pipeline: Pipeline) -> None:
     assert get(f"{pipeline.url}/players/nobody/bets")[0] == 404
     assert get(f"{pipeline.url}/tables/T000/rounds/nothing")[0] == 404
@@ -183,8 +213,10 @@ def test_metrics_count_what_the_pipeline_committed(pipeline: Pipeline) -> None:
         if k.startswith('croupier_read_decisions_total{kind="refund"')
     )
     assert (settled, refunded) == (kinds["settlement"], kinds["refund"])
-    assert samples['croupier_read_events_total{topic="rounds"}'] == str(pipeline.events["rounds"])
-    assert samples['croupier_read_events_total{topic="bets"}'] == str(pipeline.events["bets"])
+    accepted = samples['croupier_read_events_total{topic="accepted"}']
+    assert accepted == str(pipeline.events["accepted"])
+    rejected = samples['croupier_read_events_total{topic="rejected"}']
+    assert rejected == str(pipeline.events["rejected"])
     assert samples["croupier_read_pending_bets"] == "0"
     assert int(samples['croupier_read_decision_latency_seconds_bucket{le="+Inf"}']) == len(
         pipeline.offline.decisions

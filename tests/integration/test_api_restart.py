@@ -1,4 +1,5 @@
-"""The read side keeps no state of its own: killed and restarted, it answers as before, and more."""
+"""The read side killed with SIGKILL resumes from the positions in its database: it answers as the
+replay of everything, nothing missing or doubled."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def replayed(streams: Streams, players: list[str]) -> dict[str, Any]:
     return expected
 
 
-def test_a_killed_read_side_rebuilds_its_views_from_the_topics_and_catches_up(kafka: str) -> None:
+def test_a_killed_read_side_resumes_from_its_database_and_catches_up(kafka: str) -> None:
     settings = isolated_settings(kafka, partitions=3)
     create_topics(settings)
     first = generate(31, tables=3, rounds=8)

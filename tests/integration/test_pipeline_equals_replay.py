@@ -23,7 +23,12 @@ def _replay(streams: Streams) -> tuple[Counter[bytes], dict[str, bytes]]:
 
 def _committed(settings: Settings) -> tuple[Counter[bytes], dict[str, bytes]]:
     records: Counter[bytes] = Counter()
-    for topic in (settings.topic_settlements, settings.topic_refunds, settings.topic_rejected):
+    for topic in (
+        settings.topic_settlements,
+        settings.topic_refunds,
+        settings.topic_adjustments,
+        settings.topic_rejected,
+    ):
         records.update(m.value for m in read_topic(settings.kafka_bootstrap, topic))
     stats: dict[str, bytes] = {}
     for m in read_topic(settings.kafka_bootstrap, settings.topic_table_stats):
@@ -36,7 +41,7 @@ def _ids(records: Counter[bytes]) -> Counter[str]:
     ids: Counter[str] = Counter()
     for raw, n in records.items():
         record = msgspec.json.decode(raw)
-        key = record.get("settlement_id") or record.get("refund_id")
+        key = record.get("adjustment_id") or record.get("settlement_id") or record.get("refund_id")
         if key:
             ids[key] += n
     return ids

@@ -23,6 +23,7 @@ STARTED = re.compile(r"started (\S+) \(pid (\d+)\)")
 def _env(settings: Settings) -> dict[str, str]:
     env = environment(settings)
     env["PYTHONUNBUFFERED"] = "1"
+    env["DATABASE_URL"] = f"sqlite:///{ROOT / 'test-output' / f'{settings.group_id}.sqlite'}"
     return env
 
 
@@ -116,6 +117,40 @@ def test_sigint_and_sigterm_stop_everything_it_started(kafka: str) -> None:
 def _free(port: int) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _own_broker(port: int, controller: int) -> tuple[dict[str, str], Path]:
+    """The environment of a run that starts a broker of its own on these ports, and its folder."""
+    assert _free(port) and _free(controller), f"ports {port}/{controller} are taken; free them"
+    settings = isolated_settings(f"127.0.0.1:{port}", partitions=2)
+    env = _env(settings)
+    del env["KAFKA_BOOTSTRAP"]
+    env.pop("CROUPIER_KAFKA_BOOTSTRAP", None)
+    base = ROOT / ".data" / f"kafka-runtest-{uuid.uuid4().hex[:6]}"
+    env.update(KAFKA_BASE=str(base), KAFKA_PORT=str(port), KAFKA_CONTROLLER_PORT=str(controller))
+    return env, base
+
+
+def test_ctrl_c_stops_the_broker_it_started_even_when_its_output_pipe_is_gone() -> None:
+    """`make run | tee run.log`, then Ctrl-C: tee dies with the run's SIGINT, every later write
+    to the pipe fails, and the run must still stop everything, its broker too."""
+    port, controller = 29192, 29193
+    env, base = _own_broker(port, controller)
+    process = _run(env)
+    seen: list[str] = []
+    _until_settled(process, seen, timeout=180)
+    assert process.stdout is not None
+    process.stdout.close()  # the reader of the pipe is gone, as tee after Ctrl-C
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=180) == 0
+    assert _free(port) and _free(controller)
+    assert not (base / "kafka.pid").exists()
+    pids = [int(pid) for _, pid in STARTED.findall("".join(seen))]
+    assert pids and all(_gone(pid) for pid in pids)
+    assert _tagged(str(base)) == []
+    [log] = (ROOT / ".data" / "run").glob(f"*-{process.pid}/run.log")
+    assert "broker stopped (exit 0)" in log.read_text()
+    subprocess.run(["rm", "-rf", str(base)], check=True)
 
 
 def test_a_broker_it_starts_is_stopped_at_the_end(tmp_path: Path) -> None:

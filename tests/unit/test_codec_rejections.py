@@ -18,11 +18,13 @@ from schemas.events import (
     BettingClosed,
     Event,
     RoundCancelled,
+    RoundCorrected,
     RoundOpened,
     RoundReshaken,
     RoundResult,
     RoundResumed,
     RoundSuspended,
+    RoundVoided,
 )
 
 AT = "2026-11-29T12:00:00Z"
@@ -56,6 +58,8 @@ RESHAKEN = _event("round.reshaken", reason="die not flat")
 RESULT_DICE = _event("round.result", dice=[4, 4, 2])
 RESULT_DISCS = _event("round.result", discs=["red", "white", "red", "red"])
 CANCELLED = _event("round.cancelled", reason="table closed")
+CORRECTED = _event("round.corrected", dice=[4, 4, 3], reason="misread die", authorized_by="sup-7")
+VOIDED = _event("round.voided", reason="shaker fault on video", authorized_by="sup-7")
 BET = _event(
     "bet.placed",
     bet_id="B1",
@@ -164,6 +168,31 @@ EXAMPLES: list[tuple[dict[str, Any], Event]] = [
         ),
     ),
     (
+        CORRECTED,
+        RoundCorrected(
+            v=1,
+            event_id="evt-round.corrected",
+            table_id="T1",
+            round_id="R1",
+            at=AT,
+            dice=(4, 4, 3),
+            reason="misread die",
+            authorized_by="sup-7",
+        ),
+    ),
+    (
+        VOIDED,
+        RoundVoided(
+            v=1,
+            event_id="evt-round.voided",
+            table_id="T1",
+            round_id="R1",
+            at=AT,
+            reason="shaker fault on video",
+            authorized_by="sup-7",
+        ),
+    ),
+    (
         BET,
         BetPlaced(
             v=1,
@@ -240,6 +269,11 @@ REQUIRED = {
     "round.reshaken": (RESHAKEN, ["event_id", "table_id", "round_id", "at", "reason"]),
     "round.result": (RESULT_DICE, ["event_id", "table_id", "round_id", "at"]),
     "round.cancelled": (CANCELLED, ["event_id", "table_id", "round_id", "at", "reason"]),
+    "round.corrected": (
+        CORRECTED,
+        ["event_id", "table_id", "round_id", "at", "reason", "authorized_by"],
+    ),
+    "round.voided": (VOIDED, ["event_id", "table_id", "round_id", "at", "reason", "authorized_by"]),
     "bet.placed": (
         BET,
         [
@@ -256,7 +290,7 @@ REQUIRED = {
         ],
     ),
 }
-STRING_FIELDS = {"event_id", "table_id", "round_id", "at", "game", "reason"}
+STRING_FIELDS = {"event_id", "table_id", "round_id", "at", "game", "reason", "authorized_by"}
 STRING_FIELDS |= {"bet_id", "player_id", "kind", "currency"}
 INTEGER_FIELDS = {"last_seq", "seq", "stake"}
 WRONG_TYPES: dict[str, list[Any]] = {

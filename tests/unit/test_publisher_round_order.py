@@ -86,6 +86,14 @@ def test_a_late_bet_gets_a_seq_beyond_last_seq() -> None:
         (["open", "close", "result"], lambda r: r.reshake("too late")),
         (["open", "cancel"], lambda r: r.close()),
         (["open", "cancel"], lambda r: r.resume()),
+        (["open", "close"], lambda r: r.correct(dice=(1, 1, 1), reason="x", authorized_by="ana")),
+        (["open", "close"], lambda r: r.void(reason="x", authorized_by="ana")),
+        (["open", "cancel"], lambda r: r.void(reason="x", authorized_by="ana")),
+        (["open", "close", "result", "void"], lambda r: r.void(reason="x", authorized_by="ana")),
+        (
+            ["open", "close", "result", "void"],
+            lambda r: r.correct(dice=(1, 1, 1), reason="x", authorized_by="ana"),
+        ),
     ],
 )
 def test_an_event_out_of_order_raises_and_changes_nothing(
@@ -114,6 +122,28 @@ def _play(rnd: RoundBuilder, steps: list[str]) -> None:
                 rnd.result(dice=(2, 2, 5))
             case "cancel":
                 rnd.cancel("void")
+            case "void":
+                rnd.void(reason="fault seen on video", authorized_by="ana")
+
+
+def test_a_correction_needs_another_outcome_a_reason_and_who_authorised_it() -> None:
+    rnd = builder()
+    _play(rnd, ["open", "close", "result"])
+    with pytest.raises(ValueError, match="already"):
+        rnd.correct(dice=(2, 2, 5), reason="misread", authorized_by="ana")
+    with pytest.raises(ValueError, match="who authorised it"):
+        rnd.correct(dice=(1, 2, 3), reason="misread", authorized_by=" ")
+    with pytest.raises(ValueError, match="sicbo correction needs dice"):
+        rnd.correct(discs=("red", "red", "red", "red"), reason="misread", authorized_by="ana")
+    first = rnd.correct(dice=(1, 2, 3), reason="misread", authorized_by="ana")
+    second = rnd.correct(dice=(2, 2, 5), reason="misread again", authorized_by="ana")
+    void = rnd.void(reason="fault", authorized_by="bo")
+    assert (first.dice, second.dice, void.authorized_by, rnd.phase) == (
+        (1, 2, 3),
+        (2, 2, 5),
+        "bo",
+        "voided",
+    )
 
 
 def test_a_result_must_match_the_game() -> None:
@@ -161,7 +191,20 @@ def test_a_table_opens_the_next_round_only_after_the_fate_of_the_current_one() -
 
 
 ACTIONS = st.lists(
-    st.sampled_from(["bet", "late", "close", "suspend", "resume", "reshake", "result", "cancel"]),
+    st.sampled_from(
+        [
+            "bet",
+            "late",
+            "close",
+            "suspend",
+            "resume",
+            "reshake",
+            "result",
+            "cancel",
+            "correct",
+            "void",
+        ]
+    ),
     max_size=25,
 )
 
@@ -206,5 +249,15 @@ def _act(rnd: RoundBuilder, action: str) -> object:
             if rnd.game == "xocdia":
                 return rnd.result(discs=("red", "white", "white", "white"))
             return rnd.result(dice=(3, 4, 5))
+        case "correct":
+            if rnd.game == "xocdia":
+                discs = ("red", "red", "white", "white")
+                if rnd.outcome == discs:
+                    discs = ("white", "white", "white", "white")
+                return rnd.correct(discs=discs, reason="misread", authorized_by="ana")
+            dice = (6, 6, 6) if rnd.outcome != (6, 6, 6) else (1, 2, 3)
+            return rnd.correct(dice=dice, reason="misread", authorized_by="ana")
+        case "void":
+            return rnd.void(reason="fault", authorized_by="ana")
         case _:
             return rnd.cancel("void")

@@ -46,10 +46,12 @@ FILES = {
     "rejected": "rejected.schema.json",
     "table-stats": "table-stats.schema.json",
     "accepted": "accepted.schema.json",
+    "adjustments": "adjustments.schema.json",
 }
 RECORD_TOPICS = {
     "settlement": "settlements",
     "refund": "refunds",
+    "adjustment": "adjustments",
     "rejected": "rejected",
     "table_stats": "table-stats",
 }
@@ -267,11 +269,11 @@ def test_the_result_schema_says_exactly_one_of_dice_and_discs_is_present() -> No
     assert "discs" not in result["required"]
 
 
-def test_the_rounds_schema_is_the_union_of_the_seven_round_events() -> None:
+def test_the_rounds_schema_is_the_union_of_the_nine_round_events() -> None:
     schema = committed("rounds")
     assert set(schema["discriminator"]["mapping"]) == set(REQUIRED) - {"bet.placed"}
     assert schema["discriminator"]["propertyName"] == "type"
-    assert len(schema["anyOf"]) == 7
+    assert len(schema["anyOf"]) == 9
 
 
 @pytest.mark.parametrize("tag", REQUIRED)

@@ -8,10 +8,10 @@ from functools import cache
 import msgspec
 
 from schemas.events import AnyEvent, BetPlaced, BettingClosed, RoundOpened
-from schemas.records import Refund, Rejected, Settlement
+from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services import games
 from services.settlement.fold import Fold
-from services.simulation.simulator import Config, Emission, Simulation
+from services.simulation.simulator import Config, Emission, Simulation, Situations
 
 DECODE = msgspec.json.Decoder(AnyEvent).decode
 
@@ -38,6 +38,7 @@ def test_every_situation_of_the_rule_sheets_happens() -> None:
     assert 0 < types["RoundResumed"] < types["RoundSuspended"]  # some end in a cancel
     assert types["RoundReshaken"] > 0
     assert types["RoundCancelled"] > 0
+    assert 0 < types["RoundCorrected"] < types["RoundResult"] / 20
     sim = floor()[0]
     assert sim.counts["late_bets"] > 0
     assert sim.disconnects
@@ -91,6 +92,8 @@ def test_croupier_decides_every_simulated_bet_once_and_rejects_nothing() -> None
     reasons = Counter(r.reason for r in records if isinstance(r, Refund))
     assert set(reasons) == {"round_cancelled", "late_bet"}
     assert 0 < reasons["late_bet"] <= floor()[0].counts["late_bets"]  # or its round was cancelled
+    adjusted = {r.bet_id for r in records if isinstance(r, Adjustment)}
+    assert adjusted and adjusted <= {r.bet_id for r in records if isinstance(r, Settlement)}
 
 
 def test_a_player_who_disconnects_sends_nothing_more_but_their_bets_settle() -> None:
@@ -122,3 +125,15 @@ def test_a_player_who_disconnects_sends_nothing_more_but_their_bets_settle() -> 
             rounds.index(gone.round_id) + 1 : rounds.index(gone.round_id) + 1 + gone.away
         ]
         assert not any(by_round[(r, gone.player_id)] for r in after)
+
+
+def test_supervisors_correct_and_void_a_configurable_share_of_rounds() -> None:
+    often = Situations(correct=0.2, void=0.1)
+    sim = Simulation(Config(tables=3, players=30, rounds=40, seed=7, situations=often))
+    sent = list(sim)
+    types = Counter(type(DECODE(e.message.value)).__name__ for e in sent if not e.retry)
+    assert 10 <= types["RoundCorrected"] <= 40 and 3 <= types["RoundVoided"] <= 25
+    fold = Fold()
+    records = [r for e in sent for r in fold.feed(e.message.topic, e.message.value)]
+    assert not [r for r in records if isinstance(r, Rejected)]
+    assert {r.cause for r in records if isinstance(r, Adjustment)} == {"correction", "void"}

@@ -13,7 +13,7 @@ from schemas.codec import encode
 from services.settlement import state
 from services.settlement.fold import Fold
 from services.settlement.state import StateError
-from services.simulation.streams import generate, interleave
+from services.simulation.streams import Profile, generate, interleave
 from tests.unit.builders import bet, round_event, rounds, run, sicbo_round
 
 SEEDS = st.integers(min_value=0, max_value=2**32)
@@ -50,7 +50,8 @@ def test_restoring_after_any_batch_gives_the_records_of_the_uninterrupted_fold(
     seed: int, mix: int, horizon: int
 ) -> None:
     rng = random.Random(mix)
-    messages = interleave(generate(seed, tables=3, rounds=9), rng)
+    profile = Profile(correct=0.3, void=0.1)
+    messages = interleave(generate(seed, tables=3, rounds=9, profile=profile), rng)
     batches = _batches(messages, rng)
     cut = rng.randint(0, len(batches))
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.codec import encode
-from schemas.records import Refund, Rejected, Settlement
+from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services.audit.compare import Outputs
 from services.audit.judge import judge
 from services.audit.window import (
@@ -198,7 +198,7 @@ def _part(key: bytes | None, n: int, rng: random.Random) -> int:
 @given(
     seed=st.integers(0, 10_000),
     cuts=st.lists(st.floats(0, 1), min_size=4, max_size=4),
-    out_cuts=st.lists(st.sampled_from([0.0, 0.0, 0.2, 0.6]), min_size=8, max_size=8),
+    out_cuts=st.lists(st.sampled_from([0.0, 0.0, 0.2, 0.6]), min_size=10, max_size=10),
 )
 def test_whatever_the_partitions_lost_a_correct_pipeline_has_no_finding(
     seed: int, cuts: list[float], out_cuts: list[float]
@@ -215,7 +215,7 @@ def test_whatever_the_partitions_lost_a_correct_pipeline_has_no_finding(
     # the pipeline: task p folds its partitions in some allowed interleaving
     outs: dict[tuple[str, int], list[tuple[bytes | None, bytes]]] = {
         (role, q): []
-        for role in ("settlements", "refunds", "rejected", "table-stats")
+        for role in ("settlements", "refunds", "adjustments", "rejected", "table-stats")
         for q in (0, 1)
     }
     for p in (0, 1):
@@ -236,6 +236,8 @@ def test_whatever_the_partitions_lost_a_correct_pipeline_has_no_finding(
                         role, key = "rejected", _table(raw)
                     case Refund():
                         role, key = "refunds", record.player_id.encode()
+                    case Adjustment():
+                        role, key = "adjustments", record.player_id.encode()
                     case _:
                         continue  # boards are written per batch, below
                 q = p % 2 if key is None else _part(key, 2, rng)
@@ -269,6 +271,7 @@ def test_whatever_the_partitions_lost_a_correct_pipeline_has_no_finding(
     committed = Outputs(
         settlements=[v for _, v in found["settlements"]],
         refunds=[v for _, v in found["refunds"]],
+        adjustments=[v for _, v in found["adjustments"]],
         rejected=[v for _, v in found["rejected"]],
         rejected_keys=[k for k, _ in found["rejected"]],
         table_stats={k.decode(): v for k, v in found["table-stats"] if k is not None},

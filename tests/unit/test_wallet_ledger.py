@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sqlite3
 from collections import Counter
 from dataclasses import replace
@@ -14,8 +15,10 @@ from schemas.codec import encode
 from schemas.records import Refund, Settlement
 from services.settlement.fold import Fold
 from services.simulation.simulator import Config, Simulation
+from services.wallet.command import render
 from services.wallet.credit import Credit, credit_of
 from services.wallet.ledger import Ledger
+from tests.unit.builders import bet, round_event, rounds, run
 
 
 def records() -> list[bytes]:
@@ -109,3 +112,53 @@ def test_anything_but_a_settlement_or_refund_is_not_a_credit() -> None:
     with pytest.raises(msgspec.DecodeError):
         credit_of(b'{"type":"rejected","v":1,"reason":"malformed","detail":"","topic":"","raw":""}')
     assert isinstance(credit_of(records()[0]), Credit)
+
+
+def _corrected_win() -> list[bytes]:
+    """A Sic Bo big bet of 100 won (200), then the result corrected to small: a debit of 200."""
+    fold = Fold()
+    events = rounds(
+        round_event("opened", game="sicbo"),
+        round_event("betting_closed", last_seq=1),
+        round_event("result", dice=[4, 5, 6]),
+        round_event("corrected", dice=[1, 2, 3], reason="misread", authorized_by="ana"),
+    )
+    return [encode(r) for r in run([*events[:3], ("bets", bet(1, "big")), events[3]], fold)]
+
+
+def test_an_adjustment_is_applied_once_and_its_debit_may_go_below_zero(tmp_path: Path) -> None:
+    settlement, adjustment = _corrected_win()
+    ledger = Ledger(str(tmp_path / "w.sqlite"))
+    ledger.apply([credit_of(adjustment)])  # read before its settlement: balance below zero
+    [balance] = ledger.balances()
+    assert (balance.balance, balance.adjustments) == (-200, 1)
+    again = ledger.apply([credit_of(adjustment), credit_of(settlement)])
+    assert (again.new, again.repeated) == (1, 1)
+    [balance] = ledger.balances()
+    assert (balance.balance, balance.settlements, balance.adjustments) == (0, 1, 1)
+
+
+def test_the_report_lists_balances_below_zero(tmp_path: Path) -> None:
+    _, adjustment = _corrected_win()
+    ledger = Ledger(str(tmp_path / "w.sqlite"))
+    ledger.apply([credit_of(adjustment)])
+    out = io.StringIO()
+    render(ledger.balances(), out)
+    assert "below zero: alice EUR -200" in out.getvalue()
+
+
+def test_a_ledger_written_before_adjustments_gains_their_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE balances (player_id TEXT NOT NULL, currency TEXT NOT NULL, "
+        "balance INTEGER NOT NULL DEFAULT 0, staked INTEGER NOT NULL DEFAULT 0, "
+        "settlements INTEGER NOT NULL DEFAULT 0, refunds INTEGER NOT NULL DEFAULT 0, "
+        "PRIMARY KEY (player_id, currency)) WITHOUT ROWID;"
+        "INSERT INTO balances VALUES ('bob', 'EUR', 500, 100, 1, 0);"
+    )
+    db.commit()
+    db.close()
+    ledger = Ledger(str(path))
+    [balance] = ledger.balances()
+    assert (balance.player_id, balance.balance, balance.adjustments) == ("bob", 500, 0)

@@ -1,0 +1,206 @@
+"""The projector: croupier's committed output into the read side's database, exactly once.
+
+One aiokafka consumer (`read_committed`, no group) is assigned every partition of the accepted,
+settlements, refunds, table-stats and rejected topics and seeks to the positions stored in the
+database. Each batch is applied in one database transaction together with the positions it moved
+to, so a restart resumes exactly after the last committed batch, and a batch is never applied
+twice (a redelivery is a position already passed). Nothing is kept in memory between batches, so
+restart time and memory do not grow with the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-untyped]
+from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
+from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from services.history.projection import Changes, Source
+from services.history.store import Conflict, Position, Store
+from services.settings import Settings
+
+log = logging.getLogger("croupier.projector")
+T = TypeVar("T")
+
+
+def sources(settings: Settings) -> dict[str, Source]:
+    """The topic name of each input of the projector."""
+    return {
+        settings.topic_accepted: "accepted",
+        settings.topic_settlements: "settlements",
+        settings.topic_refunds: "refunds",
+        settings.topic_adjustments: "adjustments",
+        settings.topic_table_stats: "table-stats",
+        settings.topic_rejected: "rejected",
+    }
+
+
+async def partitions_of(
+    settings: Settings, topics: list[str], stopping: asyncio.Event
+) -> list[TopicPartition] | None:
+    """Every partition of the topics, waiting (and saying so) while some do not exist."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    while not stopping.is_set():
+        try:
+            await admin.start()
+            break
+        except (KafkaError, OSError) as error:
+            log.warning("cannot reach Kafka at %s (%r); retrying", settings.kafka_bootstrap, error)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), timeout=2)
+    try:
+        while not stopping.is_set():
+            found: dict[str, list[int]] = {}
+            try:
+                for meta in await admin.describe_topics(sorted(topics)):
+                    if meta["error_code"] == 0 and meta["partitions"]:
+                        found[meta["topic"]] = sorted(p["partition"] for p in meta["partitions"])
+            except KafkaError as error:
+                log.warning("cannot describe the topics (%r); retrying", error)
+            missing = sorted(set(topics) - set(found))
+            if not missing:
+                return [TopicPartition(t, p) for t, parts in sorted(found.items()) for p in parts]
+            log.warning("topics %s do not exist yet (run `croupier topics`); waiting", missing)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), timeout=2)
+        return None
+    finally:
+        await admin.close()
+
+
+@dataclass
+class Progress:
+    """What the projector did since it started (for logs and the benchmark)."""
+
+    batches: int = 0
+    messages: int = 0
+    rows: int = 0
+    conflicts: int = 0
+    unreadable: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class Projector:
+    """Follow the topics into the store, batch by batch, until stopped."""
+
+    def __init__(self, settings: Settings, store: Store, *, max_records: int = 20000) -> None:
+        self.settings = settings
+        self.store = store
+        self.roles = sources(settings)
+        self.max_records = max_records
+        self.stopping = asyncio.Event()
+        self.progress = Progress()
+        self.ready = asyncio.Event()
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    async def run(self) -> None:
+        s = self.settings
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=s.kafka_bootstrap,
+            group_id=None,
+            client_id=f"{s.group_id}-projector",
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+            auto_offset_reset="earliest",
+            max_partition_fetch_bytes=4 * 1024 * 1024,
+            fetch_max_bytes=32 * 1024 * 1024,
+        )
+        partitions = await partitions_of(s, sorted(self.roles), self.stopping)
+        if partitions is None:
+            return
+        await consumer.start()
+        try:
+            consumer.assign(partitions)
+            stored = await self._resume(consumer, partitions)
+            self.ready.set()
+            log.info("projecting %d partitions of %s", len(partitions), sorted(self.roles))
+            while not self.stopping.is_set():
+                stored = await self._step(consumer, partitions, stored)
+        finally:
+            await consumer.stop()
+
+    async def _resume(
+        self, consumer: AIOKafkaConsumer, partitions: list[TopicPartition]
+    ) -> dict[Position, int]:
+        """Seek every partition to its stored position (a new one to its beginning)."""
+        beginnings = await consumer.beginning_offsets(partitions)
+        ends = await consumer.end_offsets(partitions)
+        wanted = {(tp.topic, tp.partition): beginnings[tp] for tp in partitions}
+        stored = await self._database(lambda: self.store.begin_at(wanted))
+        ahead = [tp for tp in partitions if stored[(tp.topic, tp.partition)] > ends[tp]]
+        if ahead:
+            raise RuntimeError(
+                f"the database has projected {ahead[0].topic}[{ahead[0].partition}] up to "
+                f"offset {stored[(ahead[0].topic, ahead[0].partition)]}, past its end "
+                f"({ends[ahead[0]]}): the topics were recreated since. Give the projector a new "
+                "database (DATABASE_URL, or delete .data/readside.sqlite), or the old topics"
+            )
+        for tp in partitions:
+            consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
+        return stored
+
+    async def _step(
+        self,
+        consumer: AIOKafkaConsumer,
+        partitions: list[TopicPartition],
+        stored: dict[Position, int],
+    ) -> dict[Position, int]:
+        batch = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
+        changes = Changes()
+        roles = self.roles
+        count = 0
+        for tp, records in batch.items():
+            role = roles[tp.topic]
+            for record in records:
+                changes.feed(role, record.value, record.timestamp)
+            count += len(records)
+        moves: dict[Position, tuple[int, int]] = {}
+        for tp in partitions:
+            key = (tp.topic, tp.partition)
+            now = await consumer.position(tp)
+            if now != stored[key]:
+                moves[key] = (stored[key], now)
+        if not moves:
+            return stored
+        for problem in changes.unreadable[:10]:
+            log.error("skipped a committed message that does not decode: %s", problem)
+        try:
+            await self._database(lambda: self.store.write(changes, moves))
+        except Conflict as conflict:
+            self.progress.conflicts += 1
+            log.warning("%s; resuming from the stored positions", conflict)
+            return await self._resume(consumer, partitions)
+        p = self.progress
+        p.batches += 1
+        p.messages += count
+        p.rows += len(changes.placements) + len(changes.decisions)
+        p.unreadable += len(changes.unreadable)
+        return {**stored, **{key: new for key, (_, new) in moves.items()}}
+
+    async def _database(self, call: Callable[[], T]) -> T:
+        """Run a database call off the event loop, retrying every second while it is down.
+
+        A transaction that failed was rolled back and its positions did not move, so running it
+        again is safe; one that committed although its answer was lost is refused by the
+        positions (Conflict), and the projector resumes from them.
+        """
+        while True:
+            try:
+                return await asyncio.to_thread(call)
+            except DBAPIError as error:
+                lost = isinstance(error, OperationalError) or error.connection_invalidated
+                if not lost or self.stopping.is_set():
+                    raise
+                first = str(error).splitlines()[0]
+                log.warning("database unavailable (%s); retrying in 1 s", first)
+                await asyncio.sleep(1)

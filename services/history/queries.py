@@ -1,0 +1,194 @@
+"""The read side's database, read by the API: a few indexed queries per request (a thin shell)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine, func, literal, select, tuple_
+
+from services.history import answers, report, schema
+from services.history.answers import BET_COLUMNS, Answer
+from services.history.paging import encode_cursor
+from services.history.views import Key
+from services.reports.figures import Report
+
+_B = schema.bets
+_R = schema.rounds
+_A = schema.adjustments
+_ADJ = [_A.c[name] for name in answers.ADJUSTMENT_COLUMNS]
+_BET = [_B.c[name] for name in BET_COLUMNS]
+_ROUND = [_R.c.phase, _R.c.game, _R.c.dice, _R.c.discs]
+_ORDER = (_B.c.sort_micros, _B.c.table_id, _B.c.round_id, _B.c.seq, _B.c.bet_id)
+
+
+class Reads:
+    """What the API asks of the database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def history(
+        self, player_id: str, *, limit: int, offset: int = 0, after: Key | None = None
+    ) -> Answer | None:
+        """A page of a player's bets, newest first (`BetsPage`); None for a player never seen."""
+        query = (
+            select(*_BET, *_ROUND)
+            .select_from(
+                _B.outerjoin(
+                    _R, (_R.c.table_id == _B.c.table_id) & (_R.c.round_id == _B.c.round_id)
+                )
+            )
+            .where(_B.c.player_id == player_id)
+            .order_by(*(column.desc() for column in _ORDER))
+            .limit(limit + 1)
+        )
+        if after is not None:
+            query = query.where(tuple_(*_ORDER) < tuple_(*map(literal, after)))
+        elif offset:
+            query = query.offset(offset)
+        with self.engine.connect() as db:
+            total = db.execute(
+                select(func.count()).select_from(_B).where(_B.c.player_id == player_id)
+            ).scalar_one()
+            if not total:
+                return None
+            rows = db.execute(query).all()
+            shown = rows[:limit]
+            adjusted = _by_bet(
+                db.execute(
+                    select(*_ADJ)
+                    .where(_A.c.bet_id.in_([row[0] for row in shown]))
+                    .order_by(_A.c.bet_id, _A.c.n)
+                ).all()
+            )
+        more = len(rows) > limit and bool(shown)
+        cursor = None
+        if more:
+            last = shown[-1]
+            cursor = encode_cursor((last[4], last[2], last[3], last[5] or 0, last[0]))
+        n = len(BET_COLUMNS)
+        return {
+            "player_id": player_id,
+            "total": total,
+            "bets": [
+                answers.bet(
+                    row[:n],
+                    row[n],
+                    row[n + 1],
+                    row[n + 2],
+                    row[n + 3],
+                    adjustments=adjusted.get(row[0], ()),
+                )
+                for row in shown
+            ],
+            "next_cursor": cursor,
+        }
+
+    def recall(self, table_id: str, round_id: str) -> Answer | None:
+        """A round's recall (`RoundOut`); None for a round nothing named."""
+        with self.engine.connect() as db:
+            rnd = db.execute(
+                select(
+                    _R.c.table_id,
+                    _R.c.round_id,
+                    _R.c.game,
+                    _R.c.phase,
+                    _R.c.suspensions,
+                    _R.c.reshakes,
+                    _R.c.last_seq,
+                    _R.c.dice,
+                    _R.c.discs,
+                    _R.c.cancel_reason,
+                ).where(_R.c.table_id == table_id, _R.c.round_id == round_id)
+            ).first()
+            if rnd is None:
+                return None
+            s = schema.steps
+            steps = (
+                db.execute(
+                    select(s.c.step)
+                    .where(s.c.table_id == table_id, s.c.round_id == round_id)
+                    .order_by(s.c.n)
+                )
+                .scalars()
+                .all()
+            )
+            rows = db.execute(
+                select(*_BET)
+                .where(_B.c.table_id == table_id, _B.c.round_id == round_id)
+                .order_by(_B.c.seq, _B.c.bet_id)
+            ).all()
+            adjusted = _by_bet(
+                db.execute(
+                    select(*_ADJ)
+                    .where(_A.c.table_id == table_id, _A.c.round_id == round_id)
+                    .order_by(_A.c.bet_id, _A.c.n)
+                ).all()
+            )
+        return answers.recall(rnd, steps, rows, adjusted)
+
+    def report(self, table_id: str | None = None) -> Report:
+        """The regulator's report over the database (every table, or one)."""
+        with self.engine.connect() as db:
+            return report.build(db, table_id)
+
+    def stats(self, table_id: str) -> str | None:
+        """The table's last `table_stats` record, verbatim; None before its first result."""
+        t = schema.tables
+        with self.engine.connect() as db:
+            found: str | None = db.execute(
+                select(t.c.stats).where(t.c.table_id == table_id)
+            ).scalar_one_or_none()
+        return found
+
+    def tables(self) -> list[Answer]:
+        """Every table, in table_id order (`TableOut`)."""
+        t = schema.tables
+        with self.engine.connect() as db:
+            rows = db.execute(select(t.c.table_id, t.c.game, t.c.stats).order_by(t.c.table_id))
+            return [answers.table(*row) for row in rows]
+
+    def counters(self) -> dict[tuple[str, str], int]:
+        c = schema.counters
+        with self.engine.connect() as db:
+            return {(r.name, r.labels): r.value for r in db.execute(select(c))}
+
+    def pending(self) -> int:
+        """Confirmed bets with no committed decision (the partial index `bets_pending`)."""
+        with self.engine.connect() as db:
+            count: int = db.execute(
+                select(func.count()).select_from(_B).where(_B.c.status == "pending")
+            ).scalar_one()
+        return count
+
+    def boards(self) -> int:
+        t = schema.tables
+        with self.engine.connect() as db:
+            count: int = db.execute(
+                select(func.count()).select_from(t).where(t.c.stats.is_not(None))
+            ).scalar_one()
+        return count
+
+    def positions(self) -> dict[tuple[str, int], int]:
+        p = schema.positions
+        with self.engine.connect() as db:
+            return {(r.topic, r.partition): r.next_offset for r in db.execute(select(p))}
+
+
+def _by_bet(rows: Any) -> dict[str, list[Answer]]:
+    """Adjustment rows (bet_id first, in bet then n order) as answers, grouped by bet."""
+    grouped: dict[str, list[Answer]] = {}
+    for row in rows:
+        grouped.setdefault(row[0], []).append(answers.adjustment(row))
+    return grouped
+
+
+def health_counts(reads: Reads) -> dict[str, Any]:
+    """The counts `/health` shows beside the lag."""
+    counters = reads.counters()
+    return {
+        "pending_bets": reads.pending(),
+        "players": counters.get(("croupier_read_players", ""), 0),
+        "rounds": counters.get(("croupier_read_rounds", ""), 0),
+        "tables": reads.boards(),
+    }

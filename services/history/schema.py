@@ -1,0 +1,144 @@
+"""The read side's tables (SQLAlchemy Core), the same on PostgreSQL and SQLite.
+
+The Alembic migrations in `services/history/migrations` create exactly these; a test checks that
+the migrated database and this metadata agree. Outcomes and picks are JSON text, money is BIGINT
+minor units, times are the events' RFC 3339 text plus microseconds since the epoch for sorting.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text, text
+
+metadata: Final = MetaData()
+
+positions: Final = Table(
+    "positions",
+    metadata,
+    Column("topic", Text, primary_key=True),
+    Column("partition", Integer, primary_key=True),
+    Column("next_offset", BigInteger, nullable=False),
+    comment="the next Kafka offset to project of each partition, moved in each batch's transaction",
+)
+
+bets: Final = Table(
+    "bets",
+    metadata,
+    Column("bet_id", Text, primary_key=True),
+    Column("player_id", Text, nullable=False),
+    Column("table_id", Text, nullable=False),
+    Column("round_id", Text, nullable=False),
+    Column("sort_micros", BigInteger, nullable=False),
+    Column("seq", Integer),
+    Column("kind", Text),
+    Column("pick", Text),
+    Column("stake", BigInteger, nullable=False),
+    Column("currency", Text, nullable=False),
+    Column("placed_at", Text),
+    Column("status", Text, nullable=False),
+    Column("game", Text),
+    Column("result", Text),
+    Column("payout", BigInteger),
+    Column("refund_reason", Text),
+    Column("decided_at", Text),
+    Column("decision_id", Text),
+    Column("dice", Text),
+    Column("discs", Text),
+    Column("decided_ts", BigInteger),
+    comment="every confirmed bet: its bet.placed (accepted topic) and its committed decision",
+)
+Index(
+    "bets_history",
+    bets.c.player_id,
+    bets.c.sort_micros,
+    bets.c.table_id,
+    bets.c.round_id,
+    bets.c.seq,
+    bets.c.bet_id,
+)
+Index("bets_round", bets.c.table_id, bets.c.round_id, bets.c.seq, bets.c.bet_id)
+Index(
+    "bets_pending",
+    bets.c.bet_id,
+    postgresql_where=text("status = 'pending'"),
+    sqlite_where=text("status = 'pending'"),
+)
+
+adjustments: Final = Table(
+    "adjustments",
+    metadata,
+    Column("adjustment_id", Text, primary_key=True),
+    Column("bet_id", Text, nullable=False),
+    Column("player_id", Text, nullable=False),
+    Column("table_id", Text, nullable=False),
+    Column("round_id", Text, nullable=False),
+    Column("currency", Text, nullable=False),
+    Column("n", Integer, nullable=False),
+    Column("cause", Text, nullable=False),
+    Column("result", Text, nullable=False),
+    Column("previous_payout", BigInteger, nullable=False),
+    Column("payout", BigInteger, nullable=False),
+    Column("delta", BigInteger, nullable=False),
+    Column("dice", Text),
+    Column("discs", Text),
+    Column("reason", Text, nullable=False),
+    Column("authorized_by", Text, nullable=False),
+    Column("at", Text, nullable=False),
+    comment="every committed adjustment: a settled bet decided again after a correction or void",
+)
+Index("adjustments_bet", adjustments.c.bet_id, adjustments.c.n)
+Index("adjustments_round", adjustments.c.table_id, adjustments.c.round_id)
+
+rounds: Final = Table(
+    "rounds",
+    metadata,
+    Column("table_id", Text, primary_key=True),
+    Column("round_id", Text, primary_key=True),
+    Column("game", Text),
+    Column("phase", Text, nullable=False),
+    Column("suspensions", Integer, nullable=False),
+    Column("reshakes", Integer, nullable=False),
+    Column("last_seq", Integer),
+    Column("dice", Text),
+    Column("discs", Text),
+    Column("cancel_reason", Text),
+    Column("fate_ts", BigInteger),
+    Column("steps", Integer, nullable=False),
+    comment="every round an accepted event, a bet or a decision names",
+)
+
+steps: Final = Table(
+    "steps",
+    metadata,
+    Column("table_id", Text, primary_key=True),
+    Column("round_id", Text, primary_key=True),
+    Column("n", Integer, primary_key=True),
+    Column("step", Text, nullable=False),
+    comment="a round's timeline: its accepted events in table order, as JSON",
+)
+
+tables: Final = Table(
+    "tables",
+    metadata,
+    Column("table_id", Text, primary_key=True),
+    Column("game", Text),
+    Column("stats", Text),
+    comment="every table: its game and its last table_stats record, verbatim",
+)
+
+players: Final = Table(
+    "players",
+    metadata,
+    Column("player_id", Text, primary_key=True),
+    comment="every player a bet or decision names (counted by /health)",
+)
+
+counters: Final = Table(
+    "counters",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("labels", Text, primary_key=True),
+    Column("value", BigInteger, nullable=False),
+    comment="the projector's monotonic counters (metrics), moved in each batch's transaction",
+)

@@ -1,0 +1,1 @@
+"""Regulator reports over what croupier decided."""

@@ -1,0 +1,68 @@
+"""`croupier report FILE...`: the regulator's report from a replay file (the very same fold)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+
+from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+from schemas.codec import read_event
+from schemas.records import Record
+from services.reports.figures import Report
+from services.reports.render import as_csv, as_json, as_text
+from services.settlement.fold import Fold
+from services.settlement.replay import lines
+
+FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
+
+
+def build(source: Iterable[bytes], horizon: int) -> Report:
+    """Fold every line and report on what the fold decided and the round events it accepted."""
+    fold = Fold(horizon=horizon, journal=True)
+    journal = fold.journal
+    assert journal is not None
+    report = Report()
+    records: list[Record] = []
+    for raw in source:
+        fold.read(raw, records)
+        for _, accepted in journal.accepted:
+            report.accepted(read_event(accepted))
+        journal.clear()
+        for record in records:
+            report.record(record)
+        records.clear()
+    return report
+
+
+def _with_progress(paths: list[str], progress: Progress) -> Iterator[bytes]:
+    sizes = [os.path.getsize(p) for p in paths if p != "-"]
+    task = progress.add_task("reading", total=sum(sizes) or None)
+    done = 0
+    for n, line in enumerate(lines(paths)):
+        done += len(line) + 1
+        if n % 20000 == 0:
+            progress.update(task, completed=done)
+        yield line
+    progress.update(task, completed=done)
+
+
+def main(paths: list[str], output: str, horizon: int) -> int:
+    """Print the report; a progress bar on standard error while a terminal watches."""
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
+    try:
+        with progress:
+            report = build(_with_progress(paths, progress), horizon)
+    except FileNotFoundError as error:
+        print(f"croupier report: no such file: {error.filename}", file=sys.stderr)
+        return 2
+    sys.stdout.write(FORMATS[output](report))
+    return 0

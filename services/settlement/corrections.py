@@ -1,0 +1,71 @@
+"""Corrections and voids after a result (contract section 3a): what each settled bet is owed.
+
+Pure. A settled bet's payout after the first k corrections of its round is a function of the bet
+and of those corrections alone, so a bet read after some corrections gets exactly the records of
+one read before them: its settlement against the first result, then one adjustment for each
+correction or void that changed its payout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from schemas.events import BetPlaced
+from schemas.records import AdjustedResult, Adjustment
+from services.settlement.ids import ADJUSTMENT, SETTLEMENT
+from services.settlement.rounds import Correction, Round
+
+VOID: Final = "void"
+
+
+def payout(rnd: Round, bet: BetPlaced, corrections: int) -> tuple[AdjustedResult, int]:
+    """What a settled bet's records pay after the round's first `corrections` corrections."""
+    odds = rnd.odds if corrections == 0 else rnd.corrections[corrections - 1].odds
+    if odds is None:
+        return (VOID, bet.stake)
+    result, num, den = odds[(bet.kind, bet.pick)]
+    return (result, bet.stake + bet.stake * num // den)
+
+
+def settled(rnd: Round, bet: BetPlaced) -> bool:
+    """A bet its round's result settled (not refunded as late or invalid): only those adjust."""
+    return (
+        rnd.settlement is not None and bet.seq <= rnd.last_seq and (bet.kind, bet.pick) in rnd.odds
+    )
+
+
+def adjustments(rnd: Round, bet: BetPlaced, start: int) -> Iterator[Adjustment]:
+    """The adjustments of a settled bet for the round's corrections from index `start` on."""
+    previous = payout(rnd, bet, start)[1]
+    for k in range(start, len(rnd.corrections)):
+        result, paid = payout(rnd, bet, k + 1)
+        if paid != previous:
+            yield _adjustment(rnd, bet, rnd.corrections[k], result, previous, paid)
+        previous = paid
+
+
+def _adjustment(
+    rnd: Round, bet: BetPlaced, c: Correction, result: AdjustedResult, previous: int, paid: int
+) -> Adjustment:
+    return Adjustment(
+        v=1,
+        adjustment_id=f"{ADJUSTMENT}{c.n}:{bet.bet_id}",
+        settlement_id=SETTLEMENT + bet.bet_id,
+        bet_id=bet.bet_id,
+        round_id=rnd.round_id,
+        table_id=rnd.table_id,
+        player_id=bet.player_id,
+        currency=bet.currency,
+        n=c.n,
+        cause="void" if c.odds is None else "correction",
+        result=result,
+        previous_payout=previous,
+        payout=paid,
+        delta=paid - previous,
+        dice=c.dice,
+        discs=c.discs,
+        reason=c.reason,
+        authorized_by=c.authorized_by,
+        at=c.at,
+    )

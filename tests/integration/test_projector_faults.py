@@ -1,0 +1,111 @@
+"""The projector killed with SIGKILL again and again during ingest, and PostgreSQL restarted under
+it: afterwards the database equals the offline replay, nothing missing or doubled."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from services.history.queries import Reads
+from services.history.store import connect
+from services.simulation.streams import Profile, generate
+from tests.committed import commit
+from tests.database import fresh_url, server_url
+from tests.e2e.support import offline, read_side, wait_read_up
+from tests.kafka import (
+    OUTPUT,
+    ROOT,
+    create_topics,
+    environment,
+    isolated_settings,
+    publish,
+    workers,
+)
+from tests.readside.test_projection_equals_replay import expected_decisions
+
+KILLS = 6
+
+
+@contextmanager
+def projector_process(env: dict[str, str], name: str) -> Iterator[subprocess.Popen[bytes]]:
+    with open(OUTPUT / f"{name}.log", "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.cli", "projector", "--loglevel", "info"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def restart_local_postgres() -> None:
+    subprocess.run(["bash", str(ROOT / "deploy/postgres/down.sh")], check=True)
+    time.sleep(1)
+    subprocess.run(["bash", str(ROOT / "deploy/postgres/up.sh")], check=True)
+
+
+def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
+    kafka: str, tmp_path: Path
+) -> None:
+    if "127.0.0.1:55432" not in server_url():
+        pytest.fail("this test restarts the local PostgreSQL of `make db-up`; unset DATABASE_URL")
+    settings = isolated_settings(kafka, partitions=4)
+    create_topics(settings)
+    streams = generate(41, tables=12, rounds=40, profile=Profile(bets_per_round=(10, 60)))
+    committed = commit(streams)
+    off = offline(streams)
+    OUTPUT.mkdir(exist_ok=True)
+    with fresh_url("postgresql", tmp_path) as database:
+        env = environment(settings)
+        env["DATABASE_URL"] = database
+        kills = 0
+        publish(settings, streams, seed=41)
+        with workers(settings, 2):
+            while kills < KILLS:
+                with projector_process(env, f"{settings.group_id}-projector-{kills}") as p:
+                    time.sleep(1.5 + 0.4 * kills)
+                    assert p.poll() is None, "the projector exited on its own; see its log"
+                    p.send_signal(signal.SIGKILL)
+                    p.wait()
+                    kills += 1
+            last = OUTPUT / f"{settings.group_id}-projector-last.log"
+            with projector_process(env, f"{settings.group_id}-projector-last") as p:
+                deadline = time.monotonic() + 60
+                while "projecting" not in last.read_text() and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                time.sleep(1)
+                restart_local_postgres()
+                with read_side(settings, "health", database=database, serve_only=True) as url:
+                    wait_read_up(url, timeout=300)
+                assert p.poll() is None, "the projector did not survive the database restart"
+        engine = connect(database)
+        try:
+            reads = Reads(engine)
+            expected_decisions(reads, off)
+            counters = reads.counters()
+            for source in ("accepted", "settlements", "refunds", "rejected"):
+                label = f'{{topic="{source}"}}'
+                assert counters.get(("croupier_read_events_total", label), 0) == committed.count(
+                    source
+                ), source
+            decisions = sum(
+                n for (name, _), n in counters.items() if name == "croupier_read_decisions_total"
+            )
+            assert decisions == len(off.decisions)
+            assert reads.pending() == 0
+        finally:
+            engine.dispose()
+    assert "database unavailable" in last.read_text()  # the restart happened under it

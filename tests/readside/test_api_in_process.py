@@ -1,0 +1,238 @@
+"""The read side's HTTP API in process over each database: status codes, errors, paging, pages."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import schemathesis
+from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy import Engine
+
+from services.history.api import application
+from services.history.models import BetsPage, HealthOut, RoundOut, StatsOut, TablesOut
+from services.history.queries import Reads
+from services.history.store import Store
+from tests.committed import commit_inputs
+from tests.database import project_all
+from tests.unit.builders import bet, round_event, sicbo_round
+
+Answer = tuple[int, str, bytes]
+
+
+def populate(engine: Engine) -> None:
+    """Round R1 of table T1 decided, alice with three bets, one of them in pending round R2."""
+    inputs = [("rounds", raw) for raw in sicbo_round([4, 5, 6], last_seq=2)]
+    inputs += [("bets", bet(1, "big", stake=100)), ("bets", bet(2, "small", stake=50))]
+    inputs += [("rounds", round_event("opened", "R2", game="sicbo"))]
+    inputs += [("bets", bet(1, "odd", round_id="R2", at="2026-11-29T12:05:00Z"))]
+    inputs += [("bets", bet(1, "big", stake=100))]  # a redelivery: not accepted again
+    inputs += [("bets", b"not json")]  # rejected
+    project_all(Store(engine), commit_inputs(inputs))
+
+
+async def _lag() -> int | None:
+    return 0
+
+
+def get(engine: Engine, *paths: str) -> list[Answer]:
+    populate(engine)
+    app = application(Reads(engine), _lag, poll_ms=500)
+
+    async def go() -> list[Answer]:
+        async with TestClient(TestServer(app)) as client:
+            answers = []
+            for path in paths:
+                response = await client.get(path)
+                answers.append(
+                    (response.status, response.headers["Content-Type"], await response.read())
+                )
+            return answers
+
+    return asyncio.run(go())
+
+
+def body(answer: Answer) -> Any:
+    status, kind, raw = answer
+    assert kind.startswith("application/json"), (status, kind, raw)
+    return json.loads(raw)
+
+
+def test_a_players_bets_come_newest_first_with_decision_and_outcome(engine: Engine) -> None:
+    [answer] = get(engine, "/players/alice/bets")
+    page = body(answer)
+    BetsPage.model_validate(page)
+    assert answer[0] == 200
+    assert page["total"] == 3 and page["next_cursor"] is None
+    assert [b["bet_id"] for b in page["bets"]] == ["T1-R2-1", "T1-R1-2", "T1-R1-1"]
+    pending, lost, won = page["bets"]
+    assert (pending["status"], pending["payout"], pending["dice"]) == ("pending", None, None)
+    assert (pending["round_status"], pending["game"], pending["seq"]) == ("open", "sicbo", 1)
+    assert (lost["status"], lost["result"], lost["payout"]) == ("settled", "lose", 0)
+    assert (won["result"], won["payout"], won["dice"], won["game"]) == (
+        "win",
+        200,
+        [4, 5, 6],
+        "sicbo",
+    )
+    assert won["decision_id"] == "settlement:T1-R1-1" and won["placed_at"] == "2026-11-29T12:00:00Z"
+
+
+def test_cursor_paging_follows_next_cursor_to_the_end(engine: Engine) -> None:
+    [first] = get(engine, "/players/alice/bets?limit=2")
+    cursor = body(first)["next_cursor"]
+    assert [b["bet_id"] for b in body(first)["bets"]] == ["T1-R2-1", "T1-R1-2"]
+    [second] = get(engine, f"/players/alice/bets?limit=2&cursor={cursor}")
+    assert [b["bet_id"] for b in body(second)["bets"]] == ["T1-R1-1"]
+    assert body(second)["next_cursor"] is None
+
+
+def test_an_offset_skips_the_newest_bets(engine: Engine) -> None:
+    [answer] = get(engine, "/players/alice/bets?limit=5&offset=1")
+    assert [b["bet_id"] for b in body(answer)["bets"]] == ["T1-R1-2", "T1-R1-1"]
+
+
+def test_unknown_ids_are_404_with_a_message_naming_them(engine: Engine) -> None:
+    answers = get(
+        engine, "/players/zed/bets", "/tables/T1/rounds/R9", "/tables/T9/stats", "/nowhere"
+    )
+    assert [a[0] for a in answers] == [404, 404, 404, 404]
+    assert "'zed'" in body(answers[0])["detail"] and body(answers[0])["error"] == "not_found"
+    assert "'R9'" in body(answers[1])["detail"]
+    assert "'T9'" in body(answers[2])["detail"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["limit=0", "limit=501", "limit=ten", "offset=-1", "cursor=nonsense", "offset=1&cursor=WzFd"],
+)
+def test_bad_paging_parameters_are_422_and_say_why(engine: Engine, query: str) -> None:
+    [answer] = get(engine, f"/players/alice/bets?{query}")
+    assert answer[0] == 422
+    error = body(answer)
+    assert error["error"] == "invalid_parameters" and (error["problems"] or error["detail"])
+
+
+def test_an_id_longer_than_the_contract_allows_is_422(engine: Engine) -> None:
+    [answer] = get(engine, "/tables/" + "T" * 257 + "/stats")
+    assert answer[0] == 422 and "table_id" in body(answer)["detail"]
+
+
+def test_round_recall_gives_timeline_bets_and_totals(engine: Engine) -> None:
+    [answer, pending] = get(engine, "/tables/T1/rounds/R1", "/tables/T1/rounds/R2")
+    recall = body(answer)
+    RoundOut.model_validate(recall)
+    assert [s["type"] for s in recall["timeline"]] == [
+        "round.opened",
+        "round.betting_closed",
+        "round.result",
+    ]
+    assert recall["timeline"][1]["last_seq"] == 2 and recall["timeline"][1]["dice"] is None
+    assert (recall["status"], recall["dice"], recall["game"]) == ("result", [4, 5, 6], "sicbo")
+    assert [b["bet_id"] for b in recall["bets"]] == ["T1-R1-1", "T1-R1-2"]
+    [eur] = recall["totals"]
+    assert (eur["stakes"], eur["payouts"], eur["ggr"], eur["refunds"]) == (150, 200, -50, 0)
+    [open_] = body(pending)["totals"]
+    assert (open_["pending"], open_["pending_stakes"], body(pending)["status"]) == (1, 100, "open")
+
+
+def test_stats_are_the_table_stats_record(engine: Engine) -> None:
+    [answer] = get(engine, "/tables/T1/stats")
+    stats = body(answer)
+    StatsOut.model_validate(stats)
+    assert stats["type"] == "table_stats" and stats["rounds"] == [
+        {"round_id": "R1", "dice": [4, 5, 6]}
+    ]
+    assert stats["counts"]["big"] == 1 and stats["counts"]["totals"]["15"] == 1
+
+
+def test_tables_lists_every_table_with_its_last_result_and_board(engine: Engine) -> None:
+    [answer] = get(engine, "/tables")
+    found = body(answer)
+    TablesOut.model_validate(found)
+    assert found == {
+        "tables": [
+            {
+                "table_id": "T1",
+                "game": "sicbo",
+                "last_result": {"round_id": "R1", "dice": [4, 5, 6]},
+                "board": "/tables/T1",
+                "stats": "/tables/T1/stats",
+            }
+        ]
+    }
+
+
+def test_the_front_page_links_every_board(engine: Engine) -> None:
+    [(status, kind, raw)] = get(engine, "/")
+    page = raw.decode()
+    assert status == 200 and kind.startswith("text/html")
+    assert '<a href="/tables/T1">T1</a>' in page and "R1: 4 5 6" in page
+
+
+def test_metrics_are_prometheus_text_with_every_family(engine: Engine) -> None:
+    [(status, kind, raw)] = get(engine, "/metrics")
+    text = raw.decode()
+    assert status == 200 and kind.startswith("text/plain; version=0.0.4")
+    assert 'croupier_read_events_total{topic="accepted"} 7' in text
+    assert 'croupier_read_decisions_total{kind="settlement",outcome="win"} 1' in text
+    assert 'croupier_read_rejections_total{reason="malformed"} 1' in text
+    assert "croupier_read_pending_bets 1" in text
+    assert 'croupier_read_decision_latency_seconds_bucket{le="+Inf"} 2' in text
+
+
+def test_health_says_caught_up_when_nothing_is_left_to_read(engine: Engine) -> None:
+    [answer] = get(engine, "/health")
+    health = body(answer)
+    HealthOut.model_validate(health)
+    assert (health["status"], health["caught_up"], health["pending_bets"]) == ("ok", True, 1)
+    assert (health["players"], health["rounds"], health["tables"]) == (1, 2, 1)
+
+
+def test_the_openapi_document_is_valid_and_lists_every_route(engine: Engine) -> None:
+    [answer] = get(engine, "/openapi.json")
+    document = body(answer)
+    schema = schemathesis.openapi.from_dict(document)
+    operations = {(op.ok().method.upper(), op.ok().path) for op in schema.get_all_operations()}
+    assert operations == {
+        ("GET", "/"),
+        ("GET", "/tables"),
+        ("GET", "/players/{player_id}/bets"),
+        ("GET", "/tables/{table_id}/rounds/{round_id}"),
+        ("GET", "/tables/{table_id}/stats"),
+        ("GET", "/tables/{table_id}"),
+        ("GET", "/health"),
+        ("GET", "/metrics"),
+        ("GET", "/report"),
+    }
+
+
+def test_the_board_page_embeds_the_table_id_without_letting_it_run_as_code(
+    engine: Engine,
+) -> None:
+    [(status, kind, raw)] = get(engine, "/tables/%3C%2Fscript%3E%3Cb%3E/")
+    assert status == 404  # a trailing slash is another path
+    [(status, kind, raw)] = get(engine, "/tables/%3C%2Fscript%3E%3Cb%3Ex")
+    page = raw.decode()
+    assert status == 200 and kind.startswith("text/html")
+    assert "</script><b>" not in page
+    assert "&lt;/script&gt;&lt;b&gt;x" in page and '"\\u003c/script\\u003e\\u003cb\\u003ex"' in page
+
+
+def test_the_report_answers_json_csv_and_text_and_refuses_another_format(engine: Engine) -> None:
+    as_json, as_csv, as_text, wrong = get(
+        engine,
+        "/report",
+        "/report?format=csv&table_id=T1",
+        "/report?format=text",
+        "/report?format=xml",
+    )
+    report = body(as_json)
+    [money] = report["money"]
+    assert (money["bets"], money["stakes"], money["payouts"], money["ggr"]) == (2, 150, 200, -50)
+    assert report["rounds"][0]["results"] == 1
+    assert as_csv[0] == 200 and as_csv[1].startswith("text/csv") and b"# money" in as_csv[2]
+    assert as_text[0] == 200 and b"Corrections and voids" in as_text[2]
+    assert wrong[0] == 422 and b"format" in wrong[2]

@@ -1,0 +1,185 @@
+"""The database, fed croupier's committed output in any order and any batches, says what the
+offline fold says; a batch is applied once; what cannot be decoded is counted and skipped."""
+
+from __future__ import annotations
+
+import json
+import random
+from contextlib import AbstractContextManager
+from pathlib import Path
+from tempfile import mkdtemp
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine
+
+from services.history.projection import Changes
+from services.history.queries import Reads
+from services.history.schema import metadata
+from services.history.store import Conflict, Store
+from services.simulation.streams import Profile, generate
+from tests.committed import commit, shuffled
+from tests.database import migrated, project, project_all
+from tests.e2e.support import Offline, offline
+
+STREAMS = generate(
+    7, tables=3, rounds=55, profile=Profile(bets_per_round=(0, 6), correct=0.2, void=0.1)
+)
+COMMITTED = commit(STREAMS)
+OFFLINE = offline(STREAMS)
+
+
+def answers(reads: Reads, off: Offline) -> dict[str, Any]:
+    """What the database answers for every player, round and table the replay knows."""
+    shown: dict[str, Any] = {}
+    for player_id in sorted(off.players):
+        page = reads.history(player_id, limit=500)
+        assert page is not None
+        shown[f"player {player_id}"] = page
+    for table_id, round_id in sorted(off.outcomes):
+        shown[f"round {table_id} {round_id}"] = reads.recall(table_id, round_id)
+    for table_id in sorted(off.stats):
+        shown[f"stats {table_id}"] = reads.stats(table_id)
+    shown["tables"] = reads.tables()
+    counters = reads.counters()
+    shown["counters"] = {k: v for k, v in counters.items() if "latency" not in k[0]}
+    shown["pending"] = reads.pending()
+    return shown
+
+
+def expected_decisions(reads: Reads, off: Offline) -> None:
+    """Every bet's decision is the replay's, every round's outcome and timeline too."""
+    for player_id in sorted(off.players):
+        page = reads.history(player_id, limit=500)
+        assert page is not None
+        for b in page["bets"]:
+            record = off.decisions[b["bet_id"]]
+            if b["status"] == "settled":
+                assert (b["decision_id"], b["result"], b["payout"]) == (
+                    record["settlement_id"],
+                    record["result"],
+                    record["payout"],
+                )
+                adjusted = off.adjustments.get(b["bet_id"], [])
+                assert [
+                    (a["adjustment_id"], a["delta"], a["authorized_by"]) for a in b["adjustments"]
+                ] == [(a["adjustment_id"], a["delta"], a["authorized_by"]) for a in adjusted]
+                net = adjusted[-1]["payout"] if adjusted else record["payout"]
+                assert b["net_payout"] == net
+            else:
+                assert (b["status"], b["decision_id"], b["refund_reason"]) == (
+                    "refunded",
+                    record["refund_id"],
+                    record["reason"],
+                )
+        assert {b["bet_id"] for b in page["bets"]} == {
+            bet_id for bet_id, r in off.decisions.items() if r["player_id"] == player_id
+        }
+    for (table_id, round_id), (phase, dice, discs) in off.outcomes.items():
+        recall = reads.recall(table_id, round_id)
+        assert recall is not None
+        assert (recall["status"], recall["dice"], recall["discs"]) == (phase, dice, discs)
+        steps = [(s["type"], s["event_id"]) for s in recall["timeline"]]
+        assert steps == off.timelines.get((table_id, round_id), [])
+    for table_id, stats in off.stats.items():
+        found = reads.stats(table_id)
+        assert found is not None
+        assert json.loads(found) == stats
+
+
+def test_the_database_answers_what_the_offline_replay_decided(engine: Engine) -> None:
+    project_all(Store(engine), COMMITTED, seed=3)
+    reads = Reads(engine)
+    expected_decisions(reads, OFFLINE)
+    assert OFFLINE.adjustments, "the streams should hold corrections that adjust bets"
+    corrected = [
+        s
+        for key in OFFLINE.outcomes
+        if (recall := reads.recall(*key)) is not None
+        for s in recall["timeline"]
+        if s["type"] in ("round.corrected", "round.voided")
+    ]
+    assert corrected and all(s["authorized_by"] and s["reason"] for s in corrected)
+    assert all(s["previous_dice"] or s["previous_discs"] for s in corrected)
+    assert reads.pending() == 0
+    health = reads.counters()
+    assert health[("croupier_read_players", "")] == len(OFFLINE.players)
+    assert health[("croupier_read_events_total", '{topic="accepted"}')] == COMMITTED.count(
+        "accepted"
+    )
+
+
+@settings(
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 10_000), largest=st.sampled_from([1, 17, 400, 5000]))
+def test_any_merge_of_the_topics_in_any_batches_gives_the_same_answers(
+    engine: Engine, seed: int, largest: int
+) -> None:
+    reference = _reference(engine)
+    with _fresh(engine) as other:
+        rng = random.Random(seed)
+        project(Store(other), shuffled(COMMITTED, rng), rng, largest=largest)
+        assert answers(Reads(other), OFFLINE) == reference
+
+
+_REFERENCE: dict[str, dict[str, Any]] = {}
+
+
+def _reference(engine: Engine) -> dict[str, Any]:
+    name = engine.dialect.name
+    if name not in _REFERENCE:
+        with _fresh(engine) as first:
+            project_all(Store(first), COMMITTED, seed=0)
+            _REFERENCE[name] = answers(Reads(first), OFFLINE)
+    return _REFERENCE[name]
+
+
+def _fresh(engine: Engine) -> AbstractContextManager[Engine]:
+    return migrated(engine.dialect.name, Path(mkdtemp()))
+
+
+def test_a_batch_from_positions_another_projector_moved_is_refused_whole(engine: Engine) -> None:
+    store = Store(engine)
+    store.begin_at({("accepted", 0): 0})
+    [(raw, ts), *_] = COMMITTED.topics["accepted"]
+    first = Changes()
+    first.feed("accepted", raw, ts)
+    store.write(first, {("accepted", 0): (0, 1)})
+    again = Changes()
+    again.feed("accepted", raw, ts)
+    with pytest.raises(Conflict):
+        store.write(again, {("accepted", 0): (0, 1)})
+    reads = Reads(engine)
+    assert store.positions() == {("accepted", 0): 1}
+    assert reads.counters()[("croupier_read_events_total", '{topic="accepted"}')] == 1
+
+
+def test_a_message_that_does_not_decode_is_counted_and_skipped(engine: Engine) -> None:
+    store = Store(engine)
+    store.begin_at({("settlements", 0): 0, ("accepted", 0): 0})
+    changes = Changes()
+    changes.feed("settlements", b"{not json", 1)
+    changes.feed("accepted", b'{"type": "round.exploded"}', 1)
+    [(raw, ts), *_] = COMMITTED.topics["settlements"]
+    changes.feed("settlements", raw, ts)
+    assert len(changes.unreadable) == 2
+    store.write(changes, {("settlements", 0): (0, 2), ("accepted", 0): (0, 1)})
+    counters = Reads(engine).counters()
+    assert counters[("croupier_read_unreadable_total", '{topic="settlements"}')] == 1
+    assert counters[("croupier_read_unreadable_total", '{topic="accepted"}')] == 1
+    settled = sum(
+        n
+        for (name, labels), n in counters.items()
+        if name == "croupier_read_decisions_total" and 'kind="settlement"' in labels
+    )
+    assert settled == 1
+
+
+def test_the_migrations_create_exactly_the_tables_the_code_uses(engine: Engine) -> None:
+    with engine.connect() as db:
+        assert compare_metadata(MigrationContext.configure(db), metadata) == []
