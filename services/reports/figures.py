@@ -106,46 +106,121 @@ class Report:
 
     def accepted(self, event: AnyEvent) -> None:
         """An input croupier accepted (bets count through their decisions, not here)."""
-        key = (event.table_id, event.round_id)
         match event:
             case RoundOpened(game=game):
-                self.games[key] = game
+                self.opened(event.table_id, event.round_id, game)
             case RoundResult(dice=dice, discs=discs):
-                self._rounds(event.table_id, key, event.at).results += 1
-                self.outcomes[key] = list(dice or discs or ())
+                self.event("round.result", event.table_id, event.round_id, event.at, dice or discs)
             case RoundCancelled():
-                self._rounds(event.table_id, key, event.at).cancelled += 1
+                self.event("round.cancelled", event.table_id, event.round_id, event.at)
             case RoundCorrected(dice=dice, discs=discs):
-                self._rounds(event.table_id, key, event.at).corrected += 1
-                after: list[int | str] = list(dice or discs or ())
-                self._correction(event, "correction", after)
-                self.outcomes[key] = after
+                self.event(
+                    "round.corrected",
+                    event.table_id,
+                    event.round_id,
+                    event.at,
+                    dice or discs,
+                    event.reason,
+                    event.authorized_by,
+                )
             case RoundVoided():
-                self._rounds(event.table_id, key, event.at).voided += 1
-                self._correction(event, "void", None)
+                self.event(
+                    "round.voided",
+                    event.table_id,
+                    event.round_id,
+                    event.at,
+                    None,
+                    event.reason,
+                    event.authorized_by,
+                )
             case _:
                 pass  # the other events of a round's life, and bets, move no figure
+
+    def opened(self, table_id: str, round_id: str, game: str) -> None:
+        self.games[(table_id, round_id)] = game
+
+    def event(
+        self,
+        kind: str,
+        table_id: str,
+        round_id: str,
+        at: str,
+        outcome: Iterable[int | str] | None = None,
+        reason: str = "",
+        authorized_by: str = "",
+    ) -> None:
+        """An accepted round event that moves a figure, in its round's order."""
+        key = (table_id, round_id)
+        rounds = self._rounds(table_id, key, at)
+        match kind:
+            case "round.result":
+                rounds.results += 1
+                self.outcomes[key] = list(outcome or ())
+            case "round.cancelled":
+                rounds.cancelled += 1
+            case "round.corrected":
+                rounds.corrected += 1
+                after = list(outcome or ())
+                self._correction(key, at, "correction", reason, authorized_by, after)
+                self.outcomes[key] = after
+            case "round.voided":
+                rounds.voided += 1
+                self._correction(key, at, "void", reason, authorized_by, None)
 
     def record(self, record: Record) -> None:
         """A settlement, refund or adjustment croupier wrote (others are not money)."""
         match record:
             case Settlement():
-                row = self._money(record.table_id, record.round_id, record.at, record.currency)
-                row.bets += 1
-                row.stakes += record.stake
-                row.payouts += record.payout
-                row.weighted_rtp += record.stake * _rtp(record.game, record.kind, record.pick)
+                self.settled(
+                    record.table_id,
+                    record.round_id,
+                    record.at,
+                    record.currency,
+                    record.stake,
+                    record.payout,
+                    record.game,
+                    record.kind,
+                    record.pick,
+                )
             case Refund():
-                row = self._money(record.table_id, record.round_id, record.at, record.currency)
-                row.bets += 1
-                row.stakes += record.amount
-                row.refunds += record.amount
+                self.refunded(
+                    record.table_id, record.round_id, record.at, record.currency, record.amount
+                )
             case Adjustment():
-                row = self._money(record.table_id, record.round_id, record.at, record.currency)
-                row.adjustments += 1
-                row.payouts += record.delta
+                self.adjusted(
+                    record.table_id, record.round_id, record.at, record.currency, record.delta
+                )
             case _:
                 pass
+
+    def settled(
+        self,
+        table_id: str,
+        round_id: str,
+        at: str,
+        currency: str,
+        stake: int,
+        payout: int,
+        game: str,
+        kind: str,
+        pick: Iterable[int],
+    ) -> None:
+        row = self._money(table_id, round_id, at, currency)
+        row.bets += 1
+        row.stakes += stake
+        row.payouts += payout
+        row.weighted_rtp += stake * _rtp(game, kind, pick)
+
+    def refunded(self, table_id: str, round_id: str, at: str, currency: str, amount: int) -> None:
+        row = self._money(table_id, round_id, at, currency)
+        row.bets += 1
+        row.stakes += amount
+        row.refunds += amount
+
+    def adjusted(self, table_id: str, round_id: str, at: str, currency: str, delta: int) -> None:
+        row = self._money(table_id, round_id, at, currency)
+        row.adjustments += 1
+        row.payouts += delta
 
     def _rounds(self, table_id: str, key: tuple[str, str], at: str) -> Rounds:
         game = self.games.get(key, UNKNOWN)
@@ -166,21 +241,26 @@ class Report:
         return row
 
     def _correction(
-        self, event: RoundCorrected | RoundVoided, cause: str, after: list[int | str] | None
+        self,
+        key: tuple[str, str],
+        at: str,
+        cause: str,
+        reason: str,
+        authorized_by: str,
+        after: list[int | str] | None,
     ) -> None:
-        key = (event.table_id, event.round_id)
         n = self.numbers[key] = self.numbers.get(key, 0) + 1
         self.corrections.append(
             Correction(
-                table_id=event.table_id,
-                round_id=event.round_id,
+                table_id=key[0],
+                round_id=key[1],
                 game=self.games.get(key, UNKNOWN),
-                day=utc_day(event.at),
-                at=event.at,
+                day=utc_day(at),
+                at=at,
                 n=n,
                 cause=cause,
-                reason=event.reason,
-                authorized_by=event.authorized_by,
+                reason=reason,
+                authorized_by=authorized_by,
                 before=self.outcomes.get(key),
                 after=after,
             )

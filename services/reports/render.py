@@ -45,11 +45,14 @@ def _money(row: Money) -> dict[str, Any]:
 
 
 def as_dict(report: Report) -> dict[str, Any]:
-    """The report as plain data: rows sorted by their keys, corrections in table order."""
+    """The report as plain data: rows sorted by their keys, corrections by table, round and n."""
     return {
         "rounds": [msgspec.to_builtins(report.rounds[k]) for k in sorted(report.rounds)],
         "money": [_money(report.money[k]) for k in sorted(report.money)],
-        "corrections": [msgspec.to_builtins(c) for c in report.corrections],
+        "corrections": [
+            msgspec.to_builtins(c)
+            for c in sorted(report.corrections, key=lambda c: (c.table_id, c.round_id, c.n))
+        ],
     }
 
 

@@ -171,7 +171,8 @@ def rss_mib() -> float:
 
 
 def memory(horizon: int) -> list[tuple[int, float, int]]:
-    """Resident memory while ROUNDS rounds (two bets and a redelivery each) stream through."""
+    """Resident memory while ROUNDS rounds (two bets and a redelivery each, one in ten corrected)
+    stream through."""
     fold = Fold(horizon=horizon)
     at = "2026-11-29T12:00:00Z"
     samples: list[tuple[int, float, int]] = []
@@ -196,6 +197,12 @@ def memory(horizon: int) -> list[tuple[int, float, int]]:
             "rounds",
             f'{{"type":"round.result","event_id":"r{n}",{head},"dice":[1,2,{1 + n % 6}]}}'.encode(),
         )
+        if n % 10 == 0:  # one round in ten corrected by a supervisor
+            fold.feed(
+                "rounds",
+                f'{{"type":"round.corrected","event_id":"x{n}",{head},"dice":[6,6,{1 + n % 5}],'
+                f'"reason":"misread","authorized_by":"ana"}}'.encode(),
+            )
         if (n + 1) % (ROUNDS // 10) == 0:
             kept = sum(len(t.rounds) for t in fold.tables.values())
             samples.append((n + 1, rss_mib(), kept))
@@ -211,7 +218,10 @@ def memory_side_by_side() -> None:
     """The bounded fold next to the same fold that never forgets, each in a process of its own."""
     bounded = _in_process(DEFAULT_HORIZON)
     unbounded = _in_process(10**12)
-    print(f"memory: {ROUNDS:,} rounds on 10 tables (2 bets and a redelivered bet each)")
+    print(
+        f"memory: {ROUNDS:,} rounds on 10 tables (2 bets and a redelivered bet each, "
+        "one in ten corrected)"
+    )
     print(
         f"{'rounds':>12}{'RSS MiB, horizon ' + str(DEFAULT_HORIZON):>24}{'rounds kept':>14}{'RSS MiB, no horizon':>22}{'rounds kept':>14}"
     )
