@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import msgspec
 import pytest
 from kafka import KafkaProducer, TopicPartition  # type: ignore[import-untyped]
@@ -11,7 +15,15 @@ from services.audit.reader import Message, read_topic
 from services.audit.verify import audit
 from services.settings import Settings
 from services.simulation.streams import Profile, Streams, generate
-from tests.kafka import create_topics, isolated_settings, publish, wait_caught_up, workers
+from tests.kafka import (
+    ROOT,
+    create_topics,
+    environment,
+    isolated_settings,
+    publish,
+    wait_caught_up,
+    workers,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -116,6 +128,17 @@ def test_verify_after_the_inputs_lost_their_heads_checks_the_window_and_finds_a_
     assert "its round opened before the input window" in reasons
     assert "bets of its round may be before the input window" in reasons
     assert cut.events_in < whole.events_in
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli", "verify", "--json", "--quiet"],
+        cwd=ROOT,
+        env=environment(settings),
+        capture_output=True,
+        timeout=300,
+    )
+    summary = json.loads(done.stdout)
+    assert done.returncode == 0 and summary["ok"] is True
+    assert summary["window"]["whole"] is False
+    assert summary["not_checkable_total"] == report.not_checkable
 
     settlements = [
         msgspec.json.decode(m.value) for m in _read(settings, settings.topic_settlements)

@@ -15,6 +15,8 @@ from schemas.codec import encode
 from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services.audit.compare import Outputs
 from services.audit.judge import judge
+from services.audit.reader import Message
+from services.audit.verify import _window
 from services.audit.window import (
     BETS_BEFORE,
     LINKED,
@@ -280,3 +282,44 @@ def test_whatever_the_partitions_lost_a_correct_pipeline_has_no_finding(
     assert judged.report.findings == []
     if all(c == 0 for c in cuts) and all(c == 0 for c in out_cuts):
         assert judged.report.not_checkable == 0
+
+
+def test_a_full_board_of_results_inside_the_window_is_still_checked() -> None:
+    rounds = [raw for r in range(1, 54) for raw in sicbo_round([2, 2, 5], 0, round_id=f"R{r}")]
+    committed = _committed(rounds, [])
+    # rounds[0] lost R1 and R2 whole and R3's opening; the last 50 results (R4 to R53) are kept
+    judged = judge(_kept(rounds, [], 7, 0), _spans(len(rounds), 0, 7, 0), committed, horizon=200)
+    assert judged.report.findings == []
+    assert "table-stats" not in {u.topic for u in judged.report.unchecked}
+    stale = _committed(rounds[:-3], [])
+    moved = msgspec.structs.replace(committed, table_stats=stale.table_stats)
+    judged = judge(_kept(rounds, [], 7, 0), _spans(len(rounds), 0, 7, 0), moved, horizon=200)
+    assert [(f.kind, f.topic) for f in judged.report.findings] == [("differing", "table-stats")]
+
+
+def test_the_window_starts_where_the_log_starts_after_the_read() -> None:
+    read = [
+        Message(
+            topic="rounds",
+            partition=0,
+            offset=n,
+            key=None,
+            value=b"x",
+            timestamp=1_764_583_200_000 + n,
+        )
+        for n in range(10)
+    ]
+    kept, spans = _window("rounds", read, {0: (4, 10), 1: (7, 7)})
+    assert [m.offset for m in kept] == [4, 5, 6, 7, 8, 9]
+    assert spans == [
+        Span(
+            topic="rounds",
+            partition=0,
+            start=4,
+            end=10,
+            first_offset=4,
+            first_at="2025-12-01T10:00:00.004Z",
+        ),
+        Span(topic="rounds", partition=1, start=7, end=7),
+    ]
+    assert all(s.cut for s in spans)
