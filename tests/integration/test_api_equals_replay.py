@@ -125,7 +125,7 @@ def test_every_round_recall_has_the_replays_timeline_outcome_decisions_and_total
         assert {b["bet_id"]: decision_of(b) for b in recall["bets"]} == {
             r["bet_id"]: {k: r[k] for k in decision_of_record(r)} for r in records
         }
-        assert recall["totals"] == totals(records)
+        assert recall["totals"] == totals(records, off.adjustments)
 
 
 def decision_of_record(record: dict[str, Any]) -> tuple[str, ...]:
@@ -134,8 +134,11 @@ def decision_of_record(record: dict[str, Any]) -> tuple[str, ...]:
     return ("refund_id", "reason", "amount")
 
 
-def totals(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A round's money per currency, summed from the replay's records."""
+def totals(
+    records: list[dict[str, Any]], adjustments: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """A round's money per currency, summed from the replay's records (a settled bet paying
+    what its last adjustment says, if it has any)."""
     sums: dict[str, Counter[str]] = {}
     for r in records:
         row = sums.setdefault(r["currency"], Counter())
@@ -143,7 +146,8 @@ def totals(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if "settlement_id" in r:
             row["settled"] += 1
             row["stakes"] += r["stake"]
-            row["payouts"] += r["payout"]
+            adjusted = adjustments.get(r["bet_id"])
+            row["payouts"] += adjusted[-1]["payout"] if adjusted else r["payout"]
         else:
             row["refunded"] += 1
             row["refunds"] += r["amount"]
