@@ -72,6 +72,11 @@ def _json(text: str | None) -> Any:
     return None if text is None else _JSON.decode(text)
 
 
+def outcome(text: str | None) -> Any:
+    """A round's outcome as the database keeps it (JSON text), as the answer shows it."""
+    return _json(text)
+
+
 def adjustment(row: Sequence[Any]) -> Answer:
     """An adjustment as `AdjustmentOut`, from an `adjustments` row (ADJUSTMENT_COLUMNS)."""
     _, adjustment_id, n, cause, result, previous, payout, delta, dice, discs, reason, by, at = row

@@ -99,7 +99,7 @@ def _operations() -> dict[str, Any]:
                 "correction and void with who authorised it. The figures of `croupier report` "
                 "over the same events.",
                 "parameters": [
-                    _query("table_id", {"type": "string", "minLength": 1}, "Only this table"),
+                    _query("table_id", {"type": "string"}, "Only this table (empty: every table)"),
                     _query(
                         "format",
                         {"type": "string", "enum": ["json", "csv", "text"], "default": "json"},

@@ -75,8 +75,8 @@ class Reads:
                     row[:n],
                     row[n],
                     row[n + 1],
-                    row[n + 2],
-                    row[n + 3],
+                    answers.outcome(row[n + 2]),
+                    answers.outcome(row[n + 3]),
                     adjustments=adjusted.get(row[0], ()),
                 )
                 for row in shown
