@@ -140,12 +140,10 @@ class Reads:
             return {(r.name, r.labels): r.value for r in db.execute(select(c))}
 
     def pending(self) -> int:
-        """Confirmed bets with no committed decision (the partial index `bets_pending`)."""
-        with self.engine.connect() as db:
-            count: int = db.execute(
-                select(func.count()).select_from(_B).where(_B.c.status == "pending")
-            ).scalar_one()
-        return count
+        """Confirmed bets with no committed decision: bets placed less bets decided (exact once
+        caught up; a decision projected before its bet.placed is not subtracted twice)."""
+        counters = self.counters()
+        return pending_of(counters)
 
     def boards(self) -> int:
         t = schema.tables
@@ -161,11 +159,16 @@ class Reads:
             return {(r.topic, r.partition): r.next_offset for r in db.execute(select(p))}
 
 
+def pending_of(counters: dict[tuple[str, str], int]) -> int:
+    """Bets whose bet.placed and no decision were projected."""
+    return counters.get(("croupier_read_pending", ""), 0)
+
+
 def health_counts(reads: Reads) -> dict[str, Any]:
     """The counts `/health` shows beside the lag."""
     counters = reads.counters()
     return {
-        "pending_bets": reads.pending(),
+        "pending_bets": pending_of(counters),
         "players": counters.get(("croupier_read_players", ""), 0),
         "rounds": counters.get(("croupier_read_rounds", ""), 0),
         "tables": reads.boards(),
