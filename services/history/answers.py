@@ -68,8 +68,20 @@ BET_COLUMNS: Final = (
 """The columns of `bets` a bet's answer needs, in this order in every query."""
 
 
+_DECODED: dict[str, Any] = {}
+
+
 def _json(text: str | None) -> Any:
-    return None if text is None else _JSON.decode(text)
+    """A pick or an outcome from its JSON text (the few distinct texts decoded once; the answer
+    is encoded right after, never changed, so sharing the decoded lists is safe)."""
+    if text is None:
+        return None
+    found = _DECODED.get(text)
+    if found is None:
+        found = _JSON.decode(text)
+        if len(_DECODED) < 10_000:
+            _DECODED[text] = found
+    return found
 
 
 def outcome(text: str | None) -> Any:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, cast
 
 import psycopg
-from sqlalchemy import Column, Connection, Integer, MetaData, Table, delete, select, true
+from sqlalchemy import Column, Connection, Integer, MetaData, Table, delete, func, select, true
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.schema import CreateTable
 
@@ -85,3 +85,14 @@ def merge(
     else:
         stmt = stmt.on_conflict_do_nothing(index_elements=[key])
     return len(db.execute(stmt.returning(target.c[key])).all())
+
+
+def matched(db: Connection, staging: Table, target: Table, part: int, key: str, *where: Any) -> int:
+    """How many rows of part `part` of the staging table already have a row in the target."""
+    query = (
+        select(func.count())
+        .select_from(staging.join(target, target.c[key] == staging.c[key]))
+        .where(staging.c.part == part, *where)
+    )
+    found: int = db.execute(query).scalar_one()
+    return found

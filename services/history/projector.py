@@ -155,15 +155,24 @@ class Projector:
         partitions: list[TopicPartition],
         stored: dict[Position, int],
     ) -> dict[Position, int]:
-        batch = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
         changes = Changes()
         roles = self.roles
         count = 0
-        for tp, records in batch.items():
-            role = roles[tp.topic]
-            for record in records:
-                changes.feed(role, record.value, record.timestamp)
-            count += len(records)
+        # One transaction costs a commit and a dozen statements whatever its size, so a batch
+        # gathers what arrives within 100 ms, up to max_records, rather than one fetch.
+        gathering = time.monotonic() + 0.1
+        while count < self.max_records:
+            wait = max(0, int((gathering - time.monotonic()) * 1000))
+            batch = await consumer.getmany(
+                timeout_ms=wait if count else 200, max_records=self.max_records - count
+            )
+            for tp, records in batch.items():
+                role = roles[tp.topic]
+                for record in records:
+                    changes.feed(role, record.value, record.timestamp)
+                count += len(records)
+            if not batch or time.monotonic() >= gathering:
+                break
         moves: dict[Position, tuple[int, int]] = {}
         for tp in partitions:
             key = (tp.topic, tp.partition)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text, text
+from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text
 
 metadata: Final = MetaData()
 
@@ -47,7 +47,7 @@ bets: Final = Table(
     Column("discs", Text),
     Column("decided_ts", BigInteger),
     comment="every confirmed bet: its bet.placed (accepted topic) and its committed decision",
-)
+)  # PostgreSQL: fillfactor 70 (migration 0002), room for the decision's in-place update
 Index(
     "bets_history",
     bets.c.player_id,
@@ -58,13 +58,6 @@ Index(
     bets.c.bet_id,
 )
 Index("bets_round", bets.c.table_id, bets.c.round_id, bets.c.seq, bets.c.bet_id)
-Index(
-    "bets_pending",
-    bets.c.bet_id,
-    postgresql_where=text("status = 'pending'"),
-    sqlite_where=text("status = 'pending'"),
-)
-
 adjustments: Final = Table(
     "adjustments",
     metadata,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import msgspec
-from sqlalchemy import Connection, Engine, create_engine, event, select, tuple_, update
+from sqlalchemy import Connection, Engine, create_engine, event, select, text, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from services.history import bulk, schema
@@ -97,6 +97,9 @@ class Store:
     def write(self, changes: Changes, moves: dict[Position, tuple[int, int]]) -> None:
         """Apply one batch and move its positions, in one transaction; Conflict if raced."""
         with self.engine.begin() as db:
+            if db.dialect.name == "postgresql":
+                # Safe for exactly once: a commit lost in a server crash loses its positions too.
+                db.execute(text("SET LOCAL synchronous_commit = off"))
             for (topic, p), (old, new) in sorted(moves.items()):
                 moved = db.execute(
                     update(schema.positions)
@@ -251,6 +254,12 @@ class _Batch:
         if not (whole or only_placed or only_decided):
             return
         bulk.stage(self.db, bulk.STAGE_BETS, (whole, only_placed, only_decided))
+        decided_first = bulk.matched(self.db, bulk.STAGE_BETS, schema.bets, 1, "bet_id")
+        placed_first = bulk.matched(
+            self.db, bulk.STAGE_BETS, schema.bets, 2, "bet_id", schema.bets.c.placed_at.is_not(None)
+        )
+        self.counts[("croupier_read_pending", "")] += len(only_placed) - decided_first
+        self.counts[("croupier_read_pending", "")] -= placed_first
         for part, columns in enumerate((PLACED + DECIDED, PLACED, DECIDED)):
             bulk.merge(self.db, bulk.STAGE_BETS, schema.bets, part, "bet_id", columns)
 

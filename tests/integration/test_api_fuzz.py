@@ -52,5 +52,7 @@ def test_fuzzing_the_api_from_its_openapi_document_finds_no_failure(kafka: str) 
         )
     (OUTPUT / "api-fuzz.txt").write_text(run.stdout + run.stderr)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
-    assert "❌" not in run.stdout  # no failure in any phase (a schema-mismatch warning is no failure)
+    assert (
+        "❌" not in run.stdout
+    )  # no failure in any phase (a schema-mismatch warning is no failure)
     assert " generated, " in run.stdout and " passed" in run.stdout

@@ -1,0 +1,316 @@
+"""`make bench-readside`: the read side on PostgreSQL under a long history.
+
+1. Preload `CROUPIER_BENCH_READSIDE_BETS` bets (default 10,000,000; 200 a round, one round of
+   10,000, 1,000 players of 10,000 bets each), settle them with croupier's workers and measure
+   settled bets per second (first commit to lag 0, as `make bench-kafka`).
+2. Then a `croupier projector` on a fresh PostgreSQL database projects all of it: bets (rows of
+   `bets`) per second from its first batch to caught up, and its resident memory at every million.
+3. Restart to caught up: the projector stopped and started again on the full database, and the
+   same on an empty database over empty topics (process start included).
+4. p50/p99 over HTTP (`croupier api --serve-only`, one kept-alive connection) of the first page
+   of a player's history (10,000 bets), of a page deep in it (by cursor), and of the recall of the
+   10,000-bet round.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import statistics
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
+from sqlalchemy import func, select
+
+from services.history import schema
+from services.history.migrate import upgrade
+from services.history.store import connect
+from services.settings import Settings
+from tests.bench.kafka import rate, start, stop
+from tests.database import fresh_url
+from tests.e2e.support import free_port
+from tests.kafka import create_topics, environment, isolated_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+BETS = int(os.environ.get("CROUPIER_BENCH_READSIDE_BETS", "10000000"))
+PARTITIONS = int(os.environ.get("CROUPIER_BENCH_PARTITIONS", "4"))
+WORKERS = int(os.environ.get("CROUPIER_BENCH_WORKERS", "1"))
+PER_ROUND = 200
+BIG_ROUND = 10_000
+PLAYERS = max(1, BETS // 10_000)
+TABLES = 16
+QUERIES = 300
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _head(table: str, round_id: str, at: str) -> str:
+    return f'"v":1,"table_id":"{table}","round_id":"{round_id}","at":"{at}"'
+
+
+def preload(s: Settings) -> tuple[int, int, str]:
+    """Publish the rounds; (bets, round events, the table of the big round) published."""
+    producer = KafkaProducer(
+        bootstrap_servers=BOOTSTRAP, acks="all", linger_ms=50, batch_size=1024 * 1024
+    )
+    bets = events = 0
+    n = 0
+    started = time.monotonic()
+    while bets < BETS:
+        table = f"T{n % TABLES:03d}"
+        size = BIG_ROUND if n == 7 else min(PER_ROUND, BETS - bets)
+        round_id = f"{table}-R{n:08d}"
+        minute, second = divmod(n, 60)
+        at = f"2026-11-{1 + (n // 86400) % 28:02d}T{(minute // 60) % 24:02d}:{minute % 60:02d}:{second:02d}Z"
+        head = _head(table, round_id, at)
+        key = table.encode()
+        send = producer.send
+        send(
+            s.topic_rounds,
+            key=key,
+            value=f'{{"type":"round.opened","event_id":"{round_id}-o",{head},"game":"sicbo"}}'.encode(),
+        )
+        for seq in range(1, size + 1):
+            b = bets + seq
+            send(
+                s.topic_bets,
+                key=key,
+                value=(
+                    f'{{"type":"bet.placed","event_id":"{round_id}-{seq}",{head},'
+                    f'"bet_id":"{round_id}-{seq}","player_id":"P{b % PLAYERS:05d}","seq":{seq},'
+                    f'"kind":"{("big", "small", "odd", "even")[b % 4]}","stake":{100 + b % 7},'
+                    '"currency":"EUR"}'
+                ).encode(),
+            )
+        send(
+            s.topic_rounds,
+            key=key,
+            value=f'{{"type":"round.betting_closed","event_id":"{round_id}-c",{head},"last_seq":{size}}}'.encode(),
+        )
+        dice = [1 + n % 6, 1 + (n // 6) % 6, 1 + (n // 36) % 6]
+        send(
+            s.topic_rounds,
+            key=key,
+            value=f'{{"type":"round.result","event_id":"{round_id}-r",{head},"dice":{dice}}}'.encode(),
+        )
+        bets += size
+        events += 3
+        n += 1
+        if n % 2000 == 0:
+            say(f"  published {bets:,} bets ({bets / (time.monotonic() - started):,.0f}/s)")
+    producer.flush()
+    producer.close()
+    return bets, events, f"T{7 % TABLES:03d}-R{7:08d}"
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Progress:
+    """Where the projector is: bets projected, and whether every partition is at its end."""
+
+    def __init__(self, s: Settings, database: str) -> None:
+        self.engine = connect(database)
+        upgrade(self.engine)
+        topics = [s.topic_accepted, s.topic_settlements, s.topic_refunds]
+        topics += [s.topic_table_stats, s.topic_rejected]
+        self.consumer = KafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level="read_committed")
+        self.parts = [TopicPartition(t, p) for t in topics for p in range(PARTITIONS)]
+
+    def bets(self) -> int:
+        c = schema.counters
+        with self.engine.connect() as db:
+            found = db.execute(
+                select(func.coalesce(func.sum(c.c.value), 0)).where(
+                    c.c.name == "croupier_read_decisions_total"
+                )
+            ).scalar_one()
+        return int(found)
+
+    def caught_up(self) -> bool:
+        ends = self.consumer.end_offsets(self.parts)
+        p = schema.positions
+        with self.engine.connect() as db:
+            stored = {(r.topic, r.partition): r.next_offset for r in db.execute(select(p))}
+        return all(stored.get((tp.topic, tp.partition)) == ends[tp] for tp in self.parts)
+
+    def close(self) -> None:
+        self.consumer.close()
+        self.engine.dispose()
+
+
+def project(s: Settings, database: str, total: int) -> dict[str, Any]:
+    """Run a projector over everything; bets/s and RSS at every million."""
+    env = environment(s) | {"DATABASE_URL": database}
+    progress = Progress(s, database)
+    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector", env)
+    rss: dict[int, float] = {}
+    first: tuple[float, int] | None = None
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError("the projector exited; see test-output/bench-kafka/")
+            done = progress.bets()
+            now = time.monotonic()
+            if first is None and done > 0:
+                first = (now, done)
+            million = done // 1_000_000
+            if million and million not in rss:
+                rss[million] = _rss_mib(proc.pid)
+                say(f"  projected {done:,} bets, RSS {rss[million]:.0f} MiB")
+            if done >= total and progress.caught_up():
+                break
+            time.sleep(0.5)
+        assert first is not None
+        elapsed = time.monotonic() - first[0]
+        return {
+            "bets_per_s": (done - first[1]) / elapsed,
+            "rss": rss,
+            "rss_end": _rss_mib(proc.pid),
+            "seconds": elapsed,
+        }
+    finally:
+        stop([proc])
+        progress.close()
+
+
+def restart(s: Settings, database: str) -> float:
+    """Seconds from starting a projector to caught up (nothing new to read)."""
+    env = environment(s) | {"DATABASE_URL": database}
+    progress = Progress(s, database)
+    began = time.monotonic()
+    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector-again", env)
+    log = ROOT / "test-output" / "bench-kafka" / "projector-again.log"
+    try:
+        # ready: it has resumed from the stored positions and follows the topics
+        while "projecting" not in log.read_text() or not progress.caught_up():
+            if proc.poll() is not None:
+                raise RuntimeError("the projector exited; see test-output/bench-kafka/")
+            time.sleep(0.02)
+        return time.monotonic() - began
+    finally:
+        stop([proc])
+        progress.close()
+
+
+def percentiles(times: list[float]) -> str:
+    ordered = sorted(times)
+    p50 = statistics.median(ordered) * 1000
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+    return f"p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+
+
+def timed(conn: http.client.HTTPConnection, path: str) -> tuple[float, Any]:
+    began = time.perf_counter()
+    conn.request("GET", path)
+    response = conn.getresponse()
+    body = response.read()
+    took = time.perf_counter() - began
+    assert response.status == 200, (path, response.status, body[:200])
+    return took, json.loads(body)
+
+
+def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
+    env = environment(s) | {"DATABASE_URL": database, "CROUPIER_API_PORT": str(free_port())}
+    port = int(env["CROUPIER_API_PORT"])
+    proc = start(["-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"], "api", env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                timed(conn, "/health")
+                break
+            except (OSError, AssertionError):
+                assert time.monotonic() < deadline, "the API did not answer"
+                time.sleep(0.2)
+        player = "P00007"
+        _, page = timed(conn, f"/players/{player}/bets?limit=50")
+        assert page["total"] == 10_000, page["total"]
+        firsts = [timed(conn, f"/players/{player}/bets?limit=50")[0] for _ in range(QUERIES)]
+        deep: list[float] = []
+        cursor = page["next_cursor"]
+        while len(deep) < QUERIES and cursor:
+            took, page = timed(conn, f"/players/{player}/bets?limit=50&cursor={cursor}")
+            deep.append(took)
+            cursor = page["next_cursor"]
+        table = big_round.split("-")[0]
+        took, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
+        assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
+        recalls = [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
+        return {
+            "history first page (50 of 10,000)": percentiles(firsts),
+            "history page by cursor": percentiles(deep),
+            "round recall, 10,000 bets": percentiles(recalls),
+        }
+    finally:
+        stop([proc])
+
+
+def main() -> int:
+    s = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
+    create_topics(s)
+    say(f"publishing {BETS:,} bets ...")
+    bets, events, big_round = preload(s)
+    say(f"croupier workers ({WORKERS}) settle them ...")
+    procs = [
+        start(
+            ["-m", "services.cli", "worker", "--loglevel", "warning"],
+            f"rs-worker-{n}",
+            environment(s),
+        )
+        for n in range(WORKERS)
+    ]
+    try:
+        pipeline = rate(s.group_id, list(s.inputs), bets + events, procs) * bets / (bets + events)
+    finally:
+        stop(procs)
+    say(f"  pipeline: {pipeline:,.0f} settled bets/s")
+    with ExitStack() as stack:
+        full = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
+        say("projector ...")
+        projected = project(s, full, bets)
+        say(f"  projector: {projected['bets_per_s']:,.0f} bets/s")
+        restart_full = [restart(s, full) for _ in range(3)]
+        empty_settings = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
+        create_topics(empty_settings)
+        empty = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
+        restart_empty = [restart(empty_settings, empty) for _ in range(3)]
+        answers = queries(s, full, big_round)
+    rss = projected["rss"]
+    last = max(rss) if rss else 0
+    print(f"bets: {bets:,} ({events:,} round events), {PARTITIONS} partitions, {WORKERS} worker(s)")
+    print(f"pipeline settled bets/s:    {pipeline:,.0f}")
+    print(
+        f"projector bets/s:           {projected['bets_per_s']:,.0f} "
+        f"(ratio {projected['bets_per_s'] / pipeline:.2f}; target 1.5)"
+    )
+    print(
+        f"projector RSS:              {rss.get(1, 0):.0f} MiB at 1,000,000 bets, "
+        f"{rss.get(last, 0):.0f} MiB at {last:,},000,000, {projected['rss_end']:.0f} MiB at the end"
+    )
+    print(
+        "restart to caught up:       full database "
+        + ", ".join(f"{t:.2f} s" for t in restart_full)
+        + "; empty database "
+        + ", ".join(f"{t:.2f} s" for t in restart_empty)
+    )
+    for name, figure in answers.items():
+        print(f"{name + ':':<28}{figure}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
