@@ -43,7 +43,7 @@ BET_COLUMNS: Final = (
 _DECODED: dict[str, Any] = {}
 
 
-def _json(text: str | None) -> Any:
+def decoded(text: str | None) -> Any:
     """A pick or an outcome from its JSON text (the few distinct texts decoded once; the answer
     is encoded right after, never changed, so sharing the decoded lists is safe)."""
     if text is None:
@@ -89,7 +89,7 @@ def bet(row: Sequence[Any], phase: str | None, game: str | None, dice: Any, disc
         "game": settled_game if settled else game,
         "seq": seq if placed_at is not None else None,
         "kind": kind,
-        "pick": _json(pick),
+        "pick": decoded(pick),
         "stake": stake,
         "currency": currency,
         "placed_at": placed_at,
@@ -100,8 +100,8 @@ def bet(row: Sequence[Any], phase: str | None, game: str | None, dice: Any, disc
         "decided_at": decided_at,
         "decision_id": decision_id,
         "round_status": phase or "unopened",
-        "dice": _json(bet_dice) if settled else dice,
-        "discs": _json(bet_discs) if settled else discs,
+        "dice": decoded(bet_dice) if settled else dice,
+        "discs": decoded(bet_discs) if settled else discs,
     }
 
 
@@ -158,7 +158,7 @@ def recall(rnd: Sequence[Any], steps: Sequence[str], rows: Sequence[Sequence[Any
     """A round as `RoundOut`: its row (table, round, game, phase, suspensions, reshakes,
     last_seq, dice, discs, cancel_reason), its steps and its bets' rows in (seq, bet_id) order."""
     table_id, round_id, game, phase, suspensions, reshakes, last_seq, dice, discs, cancel = rnd
-    dice, discs = _json(dice), _json(discs)
+    dice, discs = decoded(dice), decoded(discs)
     shown_dice = dice if phase != "cancelled" else None
     shown_discs = discs if phase != "cancelled" else None
     placed = [row for row in rows if row[10] is not None]

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Select, func, literal, select, tuple_
 
 from services.history import answers, schema
-from services.history.answers import BET_COLUMNS, Answer
+from services.history.answers import BET_COLUMNS, Answer, decoded
 from services.history.paging import encode_cursor
 from services.history.views import Key
 
@@ -77,7 +77,10 @@ class Reads:
         return {
             "player_id": player_id,
             "total": total,
-            "bets": [answers.bet(row[:n], *row[n:]) for row in shown],
+            "bets": [
+                answers.bet(row[:n], row[n], row[n + 1], decoded(row[n + 2]), decoded(row[n + 3]))
+                for row in shown
+            ],
             "next_cursor": cursor,
         }
 
