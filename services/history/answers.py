@@ -71,7 +71,7 @@ BET_COLUMNS: Final = (
 _DECODED: dict[str, Any] = {}
 
 
-def _json(text: str | None) -> Any:
+def decoded(text: str | None) -> Any:
     """A pick or an outcome from its JSON text (the few distinct texts decoded once; the answer
     is encoded right after, never changed, so sharing the decoded lists is safe)."""
     if text is None:
@@ -82,11 +82,6 @@ def _json(text: str | None) -> Any:
         if len(_DECODED) < 10_000:
             _DECODED[text] = found
     return found
-
-
-def outcome(text: str | None) -> Any:
-    """A round's outcome as the database keeps it (JSON text), as the answer shows it."""
-    return _json(text)
 
 
 def adjustment(row: Sequence[Any]) -> Answer:
@@ -149,7 +144,7 @@ def bet(
         "game": settled_game if settled else game,
         "seq": seq if placed_at is not None else None,
         "kind": kind,
-        "pick": _json(pick),
+        "pick": decoded(pick),
         "stake": stake,
         "currency": currency,
         "placed_at": placed_at,
@@ -162,8 +157,8 @@ def bet(
         "decided_at": decided_at,
         "decision_id": decision_id,
         "round_status": phase or "unopened",
-        "dice": _json(bet_dice) if settled else dice,
-        "discs": _json(bet_discs) if settled else discs,
+        "dice": decoded(bet_dice) if settled else dice,
+        "discs": decoded(bet_discs) if settled else discs,
     }
 
 
@@ -227,7 +222,7 @@ def recall(
     last_seq, dice, discs, cancel_reason), its steps, its bets' rows in (seq, bet_id) order and
     their adjustments by bet."""
     table_id, round_id, game, phase, suspensions, reshakes, last_seq, dice, discs, cancel = rnd
-    dice, discs = _json(dice), _json(discs)
+    dice, discs = decoded(dice), decoded(discs)
     shown_dice = dice if phase != "cancelled" else None
     shown_discs = discs if phase != "cancelled" else None
     placed = [row for row in rows if row[10] is not None]

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Select, func, literal, select, tuple_
 
 from services.history import answers, report, schema
-from services.history.answers import BET_COLUMNS, Answer
+from services.history.answers import BET_COLUMNS, Answer, decoded
 from services.history.paging import encode_cursor
 from services.history.views import Key
 from services.reports.figures import Report
@@ -92,8 +92,8 @@ class Reads:
                     row[:n],
                     row[n],
                     row[n + 1],
-                    answers.outcome(row[n + 2]),
-                    answers.outcome(row[n + 3]),
+                    decoded(row[n + 2]),
+                    decoded(row[n + 3]),
                     adjustments=adjusted.get(row[0], ()),
                 )
                 for row in shown

@@ -96,6 +96,10 @@ def test_every_players_bets_are_the_replays_decisions_newest_first(pipeline: Pip
         )
         if bet["status"] == "settled":
             assert (bet["dice"], bet["discs"]) == (record.get("dice"), record.get("discs"))
+        else:  # a refund shows its round's outcome, if it has one
+            phase, dice, discs = pipeline.offline.outcomes[(bet["table_id"], bet["round_id"])]
+            shown = (dice, discs) if phase == "result" else (None, None)
+            assert (bet["dice"], bet["discs"]) == shown, bet_id
 
 
 def test_an_offset_page_is_the_same_as_the_cursor_walk(pipeline: Pipeline) -> None:

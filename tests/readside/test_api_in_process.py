@@ -28,6 +28,7 @@ def populate(engine: Engine) -> None:
     inputs += [("bets", bet(1, "big", stake=100)), ("bets", bet(2, "small", stake=50))]
     inputs += [("rounds", round_event("opened", "R2", game="sicbo"))]
     inputs += [("bets", bet(1, "odd", round_id="R2", at="2026-11-29T12:05:00Z"))]
+    inputs += [("bets", bet(3, "big", stake=70, player_id="bob"))]  # late: refunded
     inputs += [("bets", bet(1, "big", stake=100))]  # a redelivery: not accepted again
     inputs += [("bets", b"not json")]  # rejected
     project_all(Store(engine), commit_inputs(inputs))
@@ -78,6 +79,15 @@ def test_a_players_bets_come_newest_first_with_decision_and_outcome(engine: Engi
         "sicbo",
     )
     assert won["decision_id"] == "settlement:T1-R1-1" and won["placed_at"] == "2026-11-29T12:00:00Z"
+
+
+def test_a_refunded_bet_shows_its_rounds_outcome(engine: Engine) -> None:
+    [answer] = get(engine, "/players/bob/bets")
+    page = body(answer)
+    BetsPage.model_validate(page)
+    [late] = page["bets"]
+    assert (late["status"], late["refund_reason"], late["stake"]) == ("refunded", "late_bet", 70)
+    assert (late["dice"], late["discs"], late["round_status"]) == ([4, 5, 6], None, "result")
 
 
 def test_cursor_paging_follows_next_cursor_to_the_end(engine: Engine) -> None:
@@ -131,9 +141,10 @@ def test_round_recall_gives_timeline_bets_and_totals(engine: Engine) -> None:
     ]
     assert recall["timeline"][1]["last_seq"] == 2 and recall["timeline"][1]["dice"] is None
     assert (recall["status"], recall["dice"], recall["game"]) == ("result", [4, 5, 6], "sicbo")
-    assert [b["bet_id"] for b in recall["bets"]] == ["T1-R1-1", "T1-R1-2"]
+    assert [b["bet_id"] for b in recall["bets"]] == ["T1-R1-1", "T1-R1-2", "T1-R1-3"]
     [eur] = recall["totals"]
-    assert (eur["stakes"], eur["payouts"], eur["ggr"], eur["refunds"]) == (150, 200, -50, 0)
+    assert (eur["stakes"], eur["payouts"], eur["ggr"], eur["refunds"]) == (150, 200, -50, 70)
+    assert (eur["bets"], eur["settled"], eur["refunded"]) == (3, 2, 1)
     [open_] = body(pending)["totals"]
     assert (open_["pending"], open_["pending_stakes"], body(pending)["status"]) == (1, 100, "open")
 
@@ -176,11 +187,11 @@ def test_metrics_are_prometheus_text_with_every_family(engine: Engine) -> None:
     [(status, kind, raw)] = get(engine, "/metrics")
     text = raw.decode()
     assert status == 200 and kind.startswith("text/plain; version=0.0.4")
-    assert 'croupier_read_events_total{topic="accepted"} 7' in text
+    assert 'croupier_read_events_total{topic="accepted"} 8' in text
     assert 'croupier_read_decisions_total{kind="settlement",outcome="win"} 1' in text
     assert 'croupier_read_rejections_total{reason="malformed"} 1' in text
     assert "croupier_read_pending_bets 1" in text
-    assert 'croupier_read_decision_latency_seconds_bucket{le="+Inf"} 2' in text
+    assert 'croupier_read_decision_latency_seconds_bucket{le="+Inf"} 3' in text
 
 
 def test_health_says_caught_up_when_nothing_is_left_to_read(engine: Engine) -> None:
@@ -188,7 +199,7 @@ def test_health_says_caught_up_when_nothing_is_left_to_read(engine: Engine) -> N
     health = body(answer)
     HealthOut.model_validate(health)
     assert (health["status"], health["caught_up"], health["pending_bets"]) == ("ok", True, 1)
-    assert (health["players"], health["rounds"], health["tables"]) == (1, 2, 1)
+    assert (health["players"], health["rounds"], health["tables"]) == (2, 2, 1)
 
 
 def test_the_openapi_document_is_valid_and_lists_every_route(engine: Engine) -> None:
