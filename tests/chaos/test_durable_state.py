@@ -176,7 +176,8 @@ def test_a_takeover_after_the_inputs_start_was_deleted_restores_or_blocks_a_corr
         (status, body), metrics = refusing[0]
         assert b'"blocked"' in body and f'"{blocked}"'.encode() in body, body
         assert metrics is not None and BLOCKED_METRIC.search(metrics[1]), metrics
-        assert any(" ERROR " in line or "[ERROR]" in line for line in _lines(replacements))
+        errors = [line for line in _lines(replacements) if "[ERROR]" in line]
+        assert any(f"task {blocked} blocked" in line for line in errors), errors
         restored_records = sum(r.records or 0 for r in restores)
         assert restored_records > 0 and sum(r.events for r in restores) == 0, restores
         expected = history + heads + [m for m in after if table_of(m[1]) not in cut_tables]
