@@ -21,7 +21,7 @@ so 8 MiB holds any input of INPUT_MAX_MESSAGE; with 4 MiB such a record could ne
 stalled its partition for ever (found by the chaos suite)."""
 
 
-STATE_SEGMENT = 16 * 1024 * 1024
+STATE_SEGMENT = 8 * 1024 * 1024
 """Bytes of a segment of the state topic: only closed segments are compacted."""
 
 
@@ -66,7 +66,10 @@ def plan(settings: Settings) -> list[Plan]:
                 # A restore reads what compaction left plus the dirty tail: small segments and a
                 # low dirty ratio keep that tail near the size of the state itself.
                 "segment.bytes": str(STATE_SEGMENT),
+                "segment.ms": str(10 * 60 * 1000),
                 "min.cleanable.dirty.ratio": "0.1",
+                # A tombstone needs to outlive only a restore's read of the partition (seconds).
+                "delete.retention.ms": str(10 * 60 * 1000),
             },
         ),
     ]
