@@ -35,7 +35,7 @@ SETTLE = 10.0
 """Seconds to wait for altered configuration to be reported by the brokers."""
 
 
-STATE_SEGMENT = 16 * 1024 * 1024
+STATE_SEGMENT = 8 * 1024 * 1024
 """Bytes of a segment of the state topic: only closed segments are compacted."""
 
 
@@ -80,7 +80,10 @@ def plan(settings: Settings) -> list[Plan]:
                 # A restore reads what compaction left plus the dirty tail: small segments and a
                 # low dirty ratio keep that tail near the size of the state itself.
                 "segment.bytes": str(STATE_SEGMENT),
+                "segment.ms": str(10 * 60 * 1000),
                 "min.cleanable.dirty.ratio": "0.1",
+                # A tombstone needs to outlive only a restore's read of the partition (seconds).
+                "delete.retention.ms": str(10 * 60 * 1000),
             },
         ),
     ]

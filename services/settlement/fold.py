@@ -160,6 +160,8 @@ class Fold:
             table.bet_frontier = rnd.ordinal
             if journal is not None:
                 journal.tables.add(table)
+            if len(table.decided) > self.horizon:  # bets read behind the rounds caught up
+                self._forget(table)
         if rnd.phase in FINAL:
             decision = _decide(rnd, bet)
             out.append(decision)
@@ -314,7 +316,11 @@ class Fold:
             self.journal.boards.add(table)
 
     def _forget(self, table: Table) -> None:
-        """Drop the oldest decided rounds past the horizon once the table's bets have moved on."""
+        """Drop the oldest decided rounds past the horizon once the table's bets have moved on.
+
+        Called when a round is decided and when the table's bets reach a later round, so a fold
+        that read `rounds` far ahead of `bets` (a catch-up) sheds the backlog as the bets come.
+        """
         while len(table.decided) > self.horizon:
             rnd = table.rounds[table.decided[0]]
             if table.bet_frontier <= rnd.ordinal:
