@@ -242,7 +242,9 @@ def test_the_report_answers_json_csv_and_text_and_refuses_another_format(engine:
     )
     report = body(as_json)
     [money] = report["money"]
-    assert (money["bets"], money["stakes"], money["payouts"], money["ggr"]) == (2, 150, 200, -50)
+    # alice's big 100 won 200, her small 50 lost, bob's late 70 was refunded
+    assert (money["bets"], money["stakes"], money["refunds"], money["payouts"]) == (3, 220, 70, 200)
+    assert (money["ggr"], money["rtp_percent"]) == (-50, "133.3333")
     assert report["rounds"][0]["results"] == 1
     assert as_csv[0] == 200 and as_csv[1].startswith("text/csv") and b"# money" in as_csv[2]
     assert as_text[0] == 200 and b"Corrections and voids" in as_text[2]
