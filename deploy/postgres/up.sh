@@ -24,11 +24,25 @@ BIN="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1
 [[ -n "$BIN" && -x "$BIN/initdb" ]] || die "no PostgreSQL server found; install it (apt-get install postgresql) or set PG_BIN"
 
 as_owner() {
-  if [[ "$(id -u)" = 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [[ "$(id -u)" = 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 mkdir -p "$BASE"
-if [[ "$(id -u)" = 0 ]]; then chown postgres: "$BASE"; fi
+if [[ "$(id -u)" = 0 ]]; then
+  chown postgres: "$BASE"
+  if ! (cd / && runuser -u postgres -- test -w "$BASE") 2>/dev/null; then
+    # A checkout the postgres user cannot reach (root's private directory, e.g. one made by
+    # mktemp -d): the cluster lives in a directory of its own, linked from .data/postgres.
+    REAL="/var/tmp/croupier-postgres-$(printf '%s' "$BASE" | sha1sum | cut -c1-12)"
+    mkdir -p "$REAL" && chown postgres: "$REAL" && chmod 700 "$REAL"
+    if [[ ! -L "$BASE" ]]; then rm -rf "$BASE"; fi
+    ln -sfn "$REAL" "$BASE"
+    say "the postgres user cannot reach $BASE: the cluster lives in $REAL, linked from there"
+    BASE="$REAL"
+    DATA="$BASE/data"
+    LOG="$BASE/server.log"
+  fi
+fi
 
 if [[ ! -f "$DATA/PG_VERSION" ]]; then
   say "initdb in $DATA"
