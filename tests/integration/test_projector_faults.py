@@ -3,6 +3,7 @@ it: afterwards the database equals the offline replay, nothing missing or double
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def restart_local_postgres() -> None:
 def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
     kafka: str, tmp_path: Path
 ) -> None:
-    if "127.0.0.1:55432" not in server_url():
+    if f"127.0.0.1:{os.environ.get('PG_PORT', '55432')}" not in server_url():
         pytest.fail("this test restarts the local PostgreSQL of `make db-up`; unset DATABASE_URL")
     settings = isolated_settings(kafka, partitions=4)
     create_topics(settings)
