@@ -124,7 +124,7 @@ class Progress:
     def __init__(self, s: Settings, database: str) -> None:
         self.engine = connect(database)
         upgrade(self.engine)
-        topics = [s.topic_accepted, s.topic_settlements, s.topic_refunds]
+        topics = [s.topic_accepted, s.topic_settlements, s.topic_refunds, s.topic_adjustments]
         topics += [s.topic_table_stats, s.topic_rejected]
         self.consumer = KafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level="read_committed")
         self.parts = [TopicPartition(t, p) for t in topics for p in range(PARTITIONS)]
@@ -134,7 +134,8 @@ class Progress:
         with self.engine.connect() as db:
             found = db.execute(
                 select(func.coalesce(func.sum(c.c.value), 0)).where(
-                    c.c.name == "croupier_read_decisions_total"
+                    c.c.name == "croupier_read_decisions_total",
+                    c.c.labels.not_like('%kind="adjustment"%'),  # bets decided, not re-decided
                 )
             ).scalar_one()
         return int(found)

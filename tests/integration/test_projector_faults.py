@@ -102,10 +102,15 @@ def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
                 assert counters.get(("croupier_read_events_total", label), 0) == committed.count(
                     source
                 ), source
-            decisions = sum(
-                n for (name, _), n in counters.items() if name == "croupier_read_decisions_total"
-            )
+            counted = [
+                (labels, n)
+                for (name, labels), n in counters.items()
+                if name == "croupier_read_decisions_total"
+            ]
+            decisions = sum(n for labels, n in counted if 'kind="adjustment"' not in labels)
+            adjusted = sum(n for labels, n in counted if 'kind="adjustment"' in labels)
             assert decisions == len(off.decisions)
+            assert adjusted == sum(len(made) for made in off.adjustments.values()) > 0
             assert reads.pending() == 0
         finally:
             engine.dispose()
