@@ -62,7 +62,7 @@ fi
 if as_owner "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
   say "already running on 127.0.0.1:$PORT"
 else
-  as_owner "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start >/dev/null \
+  as_owner "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -o "-p $PORT" -w -t 60 start >/dev/null \
     || die "the server did not start; see $LOG"
   say "started on 127.0.0.1:$PORT"
 fi

@@ -16,7 +16,7 @@ import pytest
 
 from services.history.queries import Reads
 from services.history.store import connect
-from services.simulation.streams import Profile, generate
+from services.simulation.streams import Profile, Streams, generate
 from tests.committed import commit
 from tests.database import fresh_url, server_url
 from tests.e2e.support import offline, read_side, wait_read_up
@@ -65,9 +65,12 @@ def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
         pytest.fail("this test restarts the local PostgreSQL of `make db-up`; unset DATABASE_URL")
     settings = isolated_settings(kafka, partitions=4)
     create_topics(settings)
-    streams = generate(41, tables=12, rounds=40, profile=Profile(bets_per_round=(10, 60)))
-    committed = commit(streams)
-    off = offline(streams)
+    profile = Profile(bets_per_round=(10, 60))
+    streams = generate(41, tables=12, rounds=40, profile=profile)
+    later = generate(42, tables=12, rounds=8, profile=profile, first_round=100)
+    both = Streams(rounds=streams.rounds + later.rounds, bets=streams.bets + later.bets)
+    committed = commit(both)
+    off = offline(both)
     OUTPUT.mkdir(exist_ok=True)
     with fresh_url("postgresql", tmp_path) as database:
         env = environment(settings)
@@ -87,7 +90,7 @@ def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
                 deadline = time.monotonic() + 60
                 while "projecting" not in last.read_text() and time.monotonic() < deadline:
                     time.sleep(0.2)
-                time.sleep(1)
+                publish(settings, later, seed=42)  # work for the projector while it is down
                 restart_local_postgres()
                 with read_side(settings, "health", database=database, serve_only=True) as url:
                     wait_read_up(url, timeout=300)
