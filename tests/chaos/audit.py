@@ -141,6 +141,7 @@ def audit_sent(settings: Settings, sent: list[tuple[str, bytes]]) -> Report:
     found = Outputs(
         settlements=read(settings.topic_settlements),
         refunds=read(settings.topic_refunds),
+        adjustments=read(settings.topic_adjustments),
         rejected=read(settings.topic_rejected),
         table_stats={
             "<no key>" if m.key is None else m.key.decode(errors="backslashreplace"): m.value
