@@ -8,7 +8,6 @@ from collections.abc import Iterable, Iterator
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-from schemas.codec import read_event
 from schemas.records import Record
 from services.reports.figures import Report
 from services.reports.render import as_csv, as_json, as_text
@@ -27,8 +26,8 @@ def build(source: Iterable[bytes], horizon: int) -> Report:
     records: list[Record] = []
     for raw in source:
         fold.read(raw, records)
-        for _, accepted in journal.accepted:
-            report.accepted(read_event(accepted))
+        for event, _ in journal.accepted:
+            report.accepted(event)
         journal.clear()
         for record in records:
             report.record(record)

@@ -251,7 +251,7 @@ class Engine:
         journal = task.fold.journal
         assert journal is not None
         messages: list[Message] = [
-            (s.topic_accepted, p, table_id.encode(), raw) for table_id, raw in journal.accepted
+            (s.topic_accepted, p, event.table_id.encode(), raw) for event, raw in journal.accepted
         ]
         journal.accepted.clear()
         if not s.durable_state:

@@ -155,7 +155,7 @@ class Fold:
         journal = self.journal
         if journal is not None:
             journal.rounds.add(rnd)
-            journal.accepted.append((bet.table_id, raw))
+            journal.accepted.append((bet, raw))
         if rnd.ordinal > table.bet_frontier:
             table.bet_frontier = rnd.ordinal
             if journal is not None:
@@ -219,7 +219,7 @@ class Fold:
             if rnd.seqs:
                 table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
             rnd.event_ids.add(event.event_id)
-            self._journal(table, rnd, raw)
+            self._journal(table, rnd, event, raw)
             return
         assert table is not None
         refusal = _transition(rnd, event)
@@ -227,7 +227,7 @@ class Fold:
             out.append(_refuse(raw, refusal, reason=_reason(refusal)))
             return
         rnd.event_ids.add(event.event_id)
-        self._journal(None, rnd, raw)
+        self._journal(None, rnd, event, raw)
         if isinstance(event, RoundCorrected | RoundVoided):
             self._correct(table, rnd, event, out)
             return
@@ -290,12 +290,12 @@ class Fold:
             if self.journal is not None:
                 self.journal.boards.add(table)
 
-    def _journal(self, table: Table | None, rnd: Round, raw: bytes) -> None:
+    def _journal(self, table: Table | None, rnd: Round, event: RoundEvent, raw: bytes) -> None:
         """Note an accepted round event (and, with `table`, a change of the table's own state)."""
         journal = self.journal
         if journal is not None:
             journal.rounds.add(rnd)
-            journal.accepted.append((rnd.table_id, raw))
+            journal.accepted.append((event, raw))
             if table is not None:
                 journal.tables.add(table)
 

@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from schemas.events import BetPlaced, Dice, Discs
+from schemas.events import AnyEvent, BetPlaced, Dice, Discs
 from schemas.records import Settlement
 from services.games import Odds, Pick
 from services.statistics.board import Board
@@ -140,7 +140,7 @@ class Journal:
         self.tables: set[Table] = set()
         self.boards: set[Table] = set()
         self.forgotten: list[Round] = []
-        self.accepted: list[tuple[str, bytes]] = []  # (table_id, input) of every accepted input
+        self.accepted: list[tuple[AnyEvent, bytes]] = []  # every accepted input, decoded and raw
 
     def clear(self) -> None:
         self.rounds.clear()

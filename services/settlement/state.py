@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import Final
 
 import msgspec
@@ -208,11 +209,7 @@ def _decode(key: bytes, raw: bytes) -> Value:
         value = _VALUE.decode(raw)
     except msgspec.DecodeError as error:
         raise StateError(f"unreadable state record {key[:200]!r}: {error}") from None
-    if value.v != VERSION:
-        raise StateError(
-            f"state record {key[:200]!r} is of format version {value.v}; this croupier reads "
-            f"version {VERSION}"
-        )
+    _versioned(value.v, f"state record {key[:200]!r}")
     if _key(value) != key:
         raise StateError(f"state record {key[:200]!r} holds the value of another key")
     return value
@@ -277,7 +274,7 @@ def _round(rnd: Round) -> RoundState:
 
 def _new_segments(table: Table, rnd: Round) -> Iterable[Entry]:
     """The bets read for a round since the last write, as new segments (their lines verbatim)."""
-    fresh = list(rnd.seqs.values())[rnd.flushed :]
+    fresh = list(islice(rnd.seqs.values(), rnd.flushed, None))
     rnd.flushed += len(fresh)
     lines: list[msgspec.Raw] = []
     size = 0
@@ -384,9 +381,12 @@ def read_position(raw: bytes) -> Position:
         position = _POSITION.decode(raw)
     except msgspec.DecodeError as error:
         raise StateError(f"unreadable position record: {error}") from None
-    if position.v != VERSION:
-        raise StateError(
-            f"the position record is of format version {position.v}; this croupier reads "
-            f"version {VERSION}"
-        )
+    _versioned(position.v, "the position record")
     return position
+
+
+def _versioned(version: int, what: str) -> None:
+    if version != VERSION:
+        raise StateError(
+            f"{what} is of format version {version}; this croupier reads version {VERSION}"
+        )

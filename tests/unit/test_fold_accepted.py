@@ -11,7 +11,7 @@ def _accepted(messages: list[tuple[str, bytes]]) -> list[bytes]:
     for topic, raw in messages:
         fold.feed(topic, raw)
     assert fold.journal is not None
-    assert all(table_id == "T1" for table_id, _ in fold.journal.accepted)
+    assert all(event.table_id == "T1" for event, _ in fold.journal.accepted)
     return [raw for _, raw in fold.journal.accepted]
 
 
