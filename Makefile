@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: help install run replay-sample test test-unit test-kafka check lint types schemas bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-recovery chaos clean broker \
-        db-up db-down db projector bench-readside
+        db-up db-down db projector bench-readside k8s-manifests k8s-schemas
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -36,7 +36,7 @@ broker: $(STAMP)
 db:
 	@if [ -z "$$DATABASE_URL" ]; then bash deploy/postgres/up.sh; fi
 
-test: $(STAMP) broker db ## all tests: unit, then on a real broker and a real PostgreSQL (started by themselves)
+test: $(STAMP) broker db k8s-schemas ## all tests: unit, then on a real broker and a real PostgreSQL (started by themselves)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP) ## the pure tests only, no broker
@@ -107,6 +107,12 @@ browser: ## install headless Chromium and chromedriver from Debian (idempotent, 
 
 test-e2e: $(STAMP) broker browser ## the board page in headless Chromium, updated live (screenshots in test-output/)
 	$(BIN)/pytest -q tests/e2e
+
+k8s-manifests: $(STAMP) ## render deploy/k8s/base's KafkaTopics and KafkaUsers from the topic plan and the roles
+	env -u KAFKA_BOOTSTRAP $$(env | sed -n 's/^\(CROUPIER_[A-Z_]*\)=.*/-u \1/p') $(BIN)/python -m services.k8s
+
+k8s-schemas: ## fetch the schemas of deploy/k8s's custom resources (Strimzi, prometheus-operator) into .data/k8s, once
+	bash deploy/k8s/schemas/fetch.sh
 
 chaos: $(STAMP) ## fault suite on its own broker (127.0.0.1:19092): kill -9, rebalances, pause, broker crash, bad input; then verify
 	$(BIN)/pytest -q tests/chaos
