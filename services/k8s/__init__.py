@@ -1,1 +1,1 @@
-"""Kubernetes manifests rendered from croupier's own plans (topics, roles): `python -m services.k8s`."""
+"""Kubernetes manifests rendered from croupier's own plans: `python -m services.k8s`."""

@@ -104,7 +104,13 @@ def _generated(folder: Path, generator: Object, kind: str) -> Object:
             metadata[field] = dict(options[field])
     if kind == "Secret":
         encoded = {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}
-        return {"apiVersion": "v1", "kind": kind, "metadata": metadata, "type": "Opaque", "data": encoded}
+        return {
+            "apiVersion": "v1",
+            "kind": kind,
+            "metadata": metadata,
+            "type": "Opaque",
+            "data": encoded,
+        }
     return {"apiVersion": "v1", "kind": kind, "metadata": metadata, "data": data}
 
 

@@ -54,7 +54,9 @@ def env(container: Object) -> dict[str, Any]:
 @contextmanager
 def environment(values: dict[str, str]) -> Iterator[None]:
     """Only these croupier variables set (none of the shell's), for Settings()."""
-    saved = {k: v for k, v in os.environ.items() if k.startswith("CROUPIER_") or k == "KAFKA_BOOTSTRAP"}
+    saved = {
+        k: v for k, v in os.environ.items() if k.startswith("CROUPIER_") or k == "KAFKA_BOOTSTRAP"
+    }
     for key in saved:
         del os.environ[key]
     os.environ.update(values)

@@ -25,7 +25,10 @@ def test_the_committed_topics_and_users_are_the_rendering_of_the_plan_and_the_ro
 def test_every_planned_topic_is_a_kafka_topic_with_its_partitions_and_configuration() -> None:
     with environment({}):
         planned = plan(Settings())
-    topics = {t["spec"].get("topicName", t["metadata"]["name"]): t for t in load_documents(BASE / "topics.yaml")}
+    topics = {
+        t["spec"].get("topicName", t["metadata"]["name"]): t
+        for t in load_documents(BASE / "topics.yaml")
+    }
     assert sorted(topics) == sorted(p.name for p in planned)
     for p in planned:
         spec = topics[p.name]["spec"]
@@ -37,7 +40,9 @@ def test_every_planned_topic_is_a_kafka_topic_with_its_partitions_and_configurat
 
 
 def test_the_compacted_and_the_oversized_topics_keep_their_own_configuration() -> None:
-    topics = {t["metadata"]["name"]: t["spec"]["config"] for t in load_documents(BASE / "topics.yaml")}
+    topics = {
+        t["metadata"]["name"]: t["spec"]["config"] for t in load_documents(BASE / "topics.yaml")
+    }
     assert topics["settlement-state"]["cleanup.policy"] == "compact"
     assert topics["table-stats"]["cleanup.policy"] == "compact"
     assert "retention.ms" not in topics["settlement-state"]
@@ -83,11 +88,18 @@ def test_the_workers_environment_plans_exactly_the_topics_deployed() -> None:
     for name in OVERLAYS:
         objects = overlay(name)
         worker = find(objects, "StatefulSet", "croupier-worker")
-        values = {k: v for k, v in env(worker["spec"]["template"]["spec"]["containers"][0]).items() if isinstance(v, str)}
+        values = {
+            k: v
+            for k, v in env(worker["spec"]["template"]["spec"]["containers"][0]).items()
+            if isinstance(v, str)
+        }
         with environment(values):
             settings = Settings()
             planned = {p.name: p.partitions for p in plan(settings)}
-        deployed = {t["spec"].get("topicName", t["metadata"]["name"]): t["spec"]["partitions"] for t in of_kind(objects, "KafkaTopic")}
+        deployed = {
+            t["spec"].get("topicName", t["metadata"]["name"]): t["spec"]["partitions"]
+            for t in of_kind(objects, "KafkaTopic")
+        }
         assert deployed == planned
         assert settings.replication_factor == REPLICAS
 
@@ -96,7 +108,11 @@ def test_every_client_connects_as_a_kafka_user_that_exists() -> None:
     for name in OVERLAYS:
         objects = overlay(name)
         users = {u["metadata"]["name"] for u in of_kind(objects, "KafkaUser")}
-        clients = [env(c)["CROUPIER_KAFKA_USERNAME"] for _, c in containers(objects) if "KAFKA_BOOTSTRAP" in env(c)]
+        clients = [
+            env(c)["CROUPIER_KAFKA_USERNAME"]
+            for _, c in containers(objects)
+            if "KAFKA_BOOTSTRAP" in env(c)
+        ]
         assert sorted(clients) == ["croupier", "readside", "readside"]
         assert set(clients) <= users
 
@@ -122,4 +138,6 @@ def test_the_kafka_cluster_runs_kraft_node_pools_with_tls_scram_and_acls() -> No
         assert sum(p["spec"]["replicas"] for p in pools if "controller" in p["spec"]["roles"]) == 3
         assert all(p["metadata"]["labels"]["strimzi.io/cluster"] == CLUSTER for p in pools)
         bootstrap = f"{CLUSTER}-kafka-bootstrap:{listener['port']}"
-        assert {env(c)["KAFKA_BOOTSTRAP"] for _, c in containers(objects) if "KAFKA_BOOTSTRAP" in env(c)} == {bootstrap}
+        assert {
+            env(c)["KAFKA_BOOTSTRAP"] for _, c in containers(objects) if "KAFKA_BOOTSTRAP" in env(c)
+        } == {bootstrap}

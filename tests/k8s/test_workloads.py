@@ -48,7 +48,9 @@ def test_each_worker_is_a_static_member_named_after_its_stable_pod_name() -> Non
         worker = find(overlay(name), "StatefulSet", "croupier-worker")
         (container,) = worker["spec"]["template"]["spec"]["containers"]
         assert container["args"] == ["worker"]
-        assert env(container)["CROUPIER_INSTANCE_ID"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+        assert env(container)["CROUPIER_INSTANCE_ID"] == {
+            "fieldRef": {"fieldPath": "metadata.name"}
+        }
         assert worker["spec"]["serviceName"] == "croupier-worker"
 
 
@@ -76,7 +78,9 @@ def test_blocked_workers_are_still_scraped_and_may_be_evicted() -> None:
         budget = find(objects, "PodDisruptionBudget", "croupier-worker")
         assert budget["spec"]["maxUnavailable"] == 1
         assert budget["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
-        labels = find(objects, "StatefulSet", "croupier-worker")["spec"]["template"]["metadata"]["labels"]
+        labels = find(objects, "StatefulSet", "croupier-worker")["spec"]["template"]["metadata"][
+            "labels"
+        ]
         assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
         assert service["spec"]["selector"].items() <= labels.items()
 
@@ -120,7 +124,9 @@ def test_the_overlays_set_the_image_and_put_everything_in_the_namespace() -> Non
     for name, image in images.items():
         objects = overlay(name)
         assert {c["image"] for _, c in containers(objects) if c["name"] != "postgres"} == {image}
-        assert {o["metadata"].get("namespace") for o in objects if o["kind"] != "Namespace"} == {"croupier"}
+        assert {o["metadata"].get("namespace") for o in objects if o["kind"] != "Namespace"} == {
+            "croupier"
+        }
 
 
 def test_production_is_larger_than_local() -> None:
