@@ -56,6 +56,12 @@ def _topics(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _acls(args: argparse.Namespace) -> int:
+    from services.security.command import acls
+
+    return acls(args)
+
+
 def _worker(args: argparse.Namespace) -> int:
     from services.settings import Settings
     from services.settlement import worker
@@ -169,6 +175,23 @@ def parser() -> argparse.ArgumentParser:
         "topics", help="create the topics, or check the existing ones (idempotent)"
     )
     topics.set_defaults(run=_topics)
+
+    acls = commands.add_parser(
+        "acls",
+        help="the roles' ACLs (and SCRAM users) on a secured cluster, from services/roles.py",
+        description="As the cluster's admin principal: allow each role (game, croupier, wallet, "
+        "readside, auditor) exactly its grants, remove the role principals' ACLs no grant names, "
+        "and with --passwords create each role's missing SCRAM-SHA-512 user from "
+        "DIR/<role>.password. Idempotent. Exit 2 when the cluster refuses (not the admin).",
+    )
+    acls.add_argument("--passwords", metavar="DIR", help="directory of <role>.password files")
+    acls.add_argument(
+        "--rotate",
+        action="store_true",
+        help="with --passwords: set every role's password again from its file (rotation)",
+    )
+    acls.add_argument("--list", action="store_true", help="print the planned ACLs, change nothing")
+    acls.set_defaults(run=_acls)
 
     worker = commands.add_parser(
         "worker", help="run a stream processor (start several: they share the partitions)"

@@ -22,6 +22,7 @@ from kafka.admin import (  # type: ignore[import-untyped]
 )
 from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
 
+from services.security import clients
 from services.settings import Settings
 
 INPUT_MAX_MESSAGE = 1024 * 1024 + 12
@@ -191,9 +192,7 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
     Returns the problems that make running unsafe (empty when all fit); what it cannot fix but
     is safe to run with (too few output partitions) is printed, not returned.
     """
-    admin = KafkaAdminClient(
-        bootstrap_servers=settings.kafka_bootstrap, client_id="croupier-topics"
-    )
+    admin = KafkaAdminClient(**clients.kafka_python(settings), client_id="croupier-topics")
     try:
         wanted = plan(settings)
         missing = [p for p in wanted if p.name not in _partitions(admin, [p.name for p in wanted])]

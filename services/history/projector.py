@@ -25,6 +25,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from services.history.projection import Changes, Source
 from services.history.store import Conflict, Position, Store
+from services.security import clients
 from services.settings import Settings
 
 log = logging.getLogger("croupier.projector")
@@ -47,7 +48,7 @@ async def partitions_of(
     settings: Settings, topics: list[str], stopping: asyncio.Event
 ) -> list[TopicPartition] | None:
     """Every partition of the topics, waiting (and saying so) while some do not exist."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    admin = AIOKafkaAdminClient(**clients.aiokafka(settings))
     while not stopping.is_set():
         try:
             await admin.start()
@@ -106,7 +107,7 @@ class Projector:
     async def run(self) -> None:
         s = self.settings
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=s.kafka_bootstrap,
+            **clients.aiokafka(s),
             group_id=None,
             client_id=f"{s.group_id}-projector",
             enable_auto_commit=False,

@@ -31,6 +31,7 @@ from services.history.projector import Projector
 from services.history.queries import Reads
 from services.history.settings import ApiSettings
 from services.history.store import Store, connect, database_url
+from services.security import clients
 from services.settings import Settings
 
 log = logging.getLogger("croupier.readside")
@@ -60,7 +61,7 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
     """The faust app of one API process."""
     app = faust.App(
         f"{settings.group_id}-history",
-        broker=f"kafka://{settings.kafka_bootstrap}",
+        **clients.faust_broker(settings),
         store="memory://",
         web_enabled=False,
         datadir=datadir,

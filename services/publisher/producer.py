@@ -20,6 +20,7 @@ from kafka.errors import KafkaError, KafkaTimeoutError  # type: ignore[import-un
 
 from schemas.events import AnyEvent
 from services.publisher.message import Message, prepare
+from services.security import clients
 from services.settings import Settings
 
 
@@ -50,10 +51,10 @@ class _InFlight:
     attempt: int
 
 
-def connect(bootstrap: str, **config: Any) -> Producer:
+def connect(settings: Settings, **config: Any) -> Producer:
     """An idempotent kafka-python producer with acks=all (each partition keeps its order)."""
     options: dict[str, Any] = {
-        "bootstrap_servers": bootstrap,
+        **clients.kafka_python(settings),
         "acks": "all",
         "enable_idempotence": True,
         "linger_ms": 5,
@@ -94,7 +95,7 @@ class Publisher:
     def from_settings(cls, settings: Settings, **options: Any) -> Publisher:
         """A publisher to the topics of the settings, on a new idempotent producer."""
         return cls(
-            connect(settings.kafka_bootstrap),
+            connect(settings),
             rounds=settings.topic_rounds,
             bets=settings.topic_bets,
             **options,

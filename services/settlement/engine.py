@@ -29,6 +29,7 @@ from kafka import errors as kafka_errors  # type: ignore[import-untyped]
 
 from schemas.codec import encode
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
+from services.security import clients
 from services.settings import Settings
 from services.settlement import changelog, state
 from services.settlement.fold import Fold
@@ -80,7 +81,7 @@ class Engine:
         if problems:
             raise RuntimeError("; ".join(problems))
         self.consumer = AIOKafkaConsumer(
-            bootstrap_servers=s.kafka_bootstrap,
+            **clients.aiokafka(s),
             group_id=s.group_id,
             client_id=f"{s.group_id}-consumer",
             enable_auto_commit=False,
@@ -137,7 +138,7 @@ class Engine:
 
     async def _count_partitions(self) -> None:
         s = self.settings
-        producer = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap)
+        producer = AIOKafkaProducer(**clients.aiokafka(s))
         await producer.start()
         try:
             for topic in (*s.inputs, *s.outputs, s.topic_state):
@@ -482,7 +483,7 @@ class Engine:
     def _producer(self, partition: int) -> AIOKafkaProducer:
         s = self.settings
         return AIOKafkaProducer(
-            bootstrap_servers=s.kafka_bootstrap,
+            **clients.aiokafka(s),
             client_id=f"{s.transactional_prefix}-{partition}",
             transactional_id=f"{s.transactional_prefix}-{partition}",
             enable_idempotence=True,
@@ -517,7 +518,7 @@ class Engine:
         if not wanted:
             return 0
         reader = AIOKafkaConsumer(
-            bootstrap_servers=self.settings.kafka_bootstrap,
+            **clients.aiokafka(self.settings),
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",

@@ -19,6 +19,7 @@ from typing import Any
 import faust
 from mode import Service
 
+from services.security import clients
 from services.settings import Settings
 from services.settlement.engine import Engine
 from services.settlement.metrics import render
@@ -41,7 +42,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
     os.makedirs(datadir, exist_ok=True)
     app = faust.App(
         f"{settings.group_id}-worker",
-        broker=f"kafka://{settings.kafka_bootstrap}",
+        **clients.faust_broker(settings),
         store="memory://",
         web_host=settings.web_host,
         web_port=port,

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from services.security import clients
 from services.settings import Settings
 from services.view.state import Dashboard
 
@@ -27,7 +28,7 @@ class Feed:
             settings.topic_rejected: "rejected",
         }
         self.consumer = KafkaConsumer(
-            bootstrap_servers=settings.kafka_bootstrap,
+            **clients.kafka_python(settings),
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",

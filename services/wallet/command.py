@@ -70,7 +70,7 @@ def command(args: argparse.Namespace) -> int:
             try:
                 progress = consume(
                     ledger,
-                    settings.kafka_bootstrap,
+                    settings,
                     topics,
                     follow=args.follow,
                     from_beginning=args.from_beginning,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import msgspec
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from services.security import clients
+from services.settings import Settings
 from services.wallet.credit import Credit, credit_of
 from services.wallet.ledger import Ledger
 
@@ -28,7 +30,7 @@ class Progress:
 
 def consume(
     ledger: Ledger,
-    bootstrap: str,
+    settings: Settings,
     topics: list[str],
     *,
     follow: bool = False,
@@ -39,7 +41,7 @@ def consume(
 ) -> Progress:
     """Apply every committed record after the stored positions (or all), until the end or `stop`."""
     consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **clients.kafka_python(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",
@@ -53,7 +55,7 @@ def consume(
         for topic in topics:
             partitions = consumer.partitions_for_topic(topic)
             if partitions is None:
-                raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
+                raise LookupError(f"topic {topic!r} does not exist at {settings.kafka_bootstrap}")
             tps += [TopicPartition(topic, p) for p in sorted(partitions)]
         consumer.assign(tps)
         stored = {} if from_beginning else ledger.positions(topics)

@@ -1,0 +1,113 @@
+"""Authentication and authorization failures, said plainly: who was refused what, and what to do.
+
+The Kafka clients raise them under many names (aiokafka's and kafka-python's own classes, some as
+a bare connection failure); `explain` recognises each and returns one `AccessDenied`, which every
+command prints and exits on (code 2) rather than retrying: a refusal does not heal by waiting.
+"""
+
+from __future__ import annotations
+
+from services.security import clients
+from services.settings import Settings
+
+AUTHORIZATION = {
+    "TopicAuthorizationFailedError": "topic",
+    "GroupAuthorizationFailedError": "group",
+    "TransactionalIdAuthorizationFailed": "transactional_id",
+    "TransactionalIdAuthorizationFailedError": "transactional_id",
+    "ClusterAuthorizationFailedError": "cluster",
+}
+AUTHENTICATION = {
+    "AuthenticationFailedError",
+    "SaslAuthenticationFailed",
+    "SaslAuthenticationFailedError",
+    "UnsupportedSaslMechanismError",
+    "IllegalSaslStateError",
+}
+
+
+class AccessDenied(RuntimeError):
+    """The brokers refused this principal: authentication failed, or an ACL is missing."""
+
+    def __init__(self, message: str, *, principal: str) -> None:
+        super().__init__(message)
+        self.principal = principal
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    found: list[BaseException] = []
+    seen: BaseException | None = error
+    while seen is not None and seen not in found:
+        found.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return found
+
+
+def authorization(error: BaseException) -> str | None:
+    """The kind of resource an authorization failure is about, None if it is none."""
+    for cause in _chain(error):
+        kind = AUTHORIZATION.get(type(cause).__name__)
+        if kind is not None:
+            return kind
+    return None
+
+
+def authentication(error: BaseException) -> bool:
+    return any(type(cause).__name__ in AUTHENTICATION for cause in _chain(error))
+
+
+def _named(error: BaseException) -> str:
+    """The resource names a client put in its error (aiokafka: the set of topics), if any."""
+    for cause in _chain(error):
+        for arg in cause.args:
+            if isinstance(arg, set | frozenset | list | tuple) and arg:
+                return ", ".join(sorted(str(a) for a in arg))
+    return ""
+
+
+def explain(
+    error: BaseException, settings: Settings, *, doing: str, resource: str, operation: str
+) -> AccessDenied | None:
+    """The failure as an AccessDenied naming the principal, the resource and the permission it
+    lacks (as far as the client said), and what to do; None when it is no access failure.
+
+    `resource` and `operation` are what the caller was using ("topic settlements", "Write");
+    an error that names other resources (aiokafka names the topics) says those instead.
+    """
+    who = clients.principal(settings)
+    if authentication(error):
+        return AccessDenied(
+            f"{who} could not log in to {settings.kafka_bootstrap} to {doing} "
+            f"({settings.kafka_security_protocol} {settings.kafka_sasl_mechanism}: {error}); "
+            "check CROUPIER_KAFKA_USERNAME and the password (CROUPIER_KAFKA_PASSWORD_FILE; the "
+            "local broker's are in .data/kafka/clients/<role>.password), or ask the operator to "
+            "create or rotate the user (`croupier acls --passwords DIR`)",
+            principal=who,
+        )
+    kind = authorization(error)
+    if kind is None:
+        return None
+    named = _named(error)
+    what = f"{kind} {named}" if named and not resource.endswith(named) else resource
+    return AccessDenied(
+        f"{who} is not allowed to {doing}: the brokers refused {operation} on {what} "
+        f"({type(error).__name__}); run it with the principal of the role that does this "
+        "(.data/kafka/clients/<role>.env), or have the operator grant it in services/roles.py "
+        "and apply it (`croupier acls`, as admin)",
+        principal=who,
+    )
+
+
+def unreachable(settings: Settings, error: BaseException) -> str:
+    """What to check when the brokers cannot be reached at all: on a secured listener a client
+    without TLS, or without the right CA, gets no answer it can read."""
+    hint = (
+        "is the broker up (`make kafka-up`, or KAFKA_BOOTSTRAP)?"
+        if settings.kafka_security_protocol == "PLAINTEXT"
+        else "is the broker up, and does CROUPIER_KAFKA_CA_FILE name the CA of its certificate?"
+    )
+    return (
+        f"cannot reach Kafka at {settings.kafka_bootstrap} as {clients.principal(settings)} "
+        f"({error!r}); {hint} A secured listener answers only SASL_SSL clients: set "
+        "CROUPIER_KAFKA_SECURITY_PROTOCOL and the login (.data/kafka/clients/<role>.env)"
+    )
