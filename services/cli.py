@@ -38,6 +38,7 @@ def _par(args: argparse.Namespace) -> int:
 
 
 def _topics(args: argparse.Namespace) -> int:
+    from services.security.denied import reraise
     from services.settings import Settings
     from services.topics import ensure
 
@@ -45,6 +46,13 @@ def _topics(args: argparse.Namespace) -> int:
     try:
         problems = ensure(settings)
     except Exception as error:
+        reraise(
+            error,
+            settings,
+            doing="create or check the topics",
+            resource="the topics",
+            operation="Describe, DescribeConfigs, Create and AlterConfigs (the admin's)",
+        )
         print(
             f"croupier topics: cannot reach Kafka at {settings.kafka_bootstrap} ({error}); "
             "start it with `make kafka-up` or set KAFKA_BOOTSTRAP",
@@ -329,9 +337,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `croupier` command."""
+    """Entry point of the `croupier` command; a refusal of the brokers, or security settings
+    that cannot work, end it with code 2 and what to do."""
+    from services.security.clients import SecurityConfigError
+    from services.security.denied import AccessDenied
+
     args = parser().parse_args(argv)
-    code: int = args.run(args)
+    try:
+        code: int = args.run(args)
+    except (AccessDenied, SecurityConfigError) as error:
+        print(f"croupier {args.command}: {error}", file=sys.stderr)
+        return 2
     return code
 
 

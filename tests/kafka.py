@@ -184,7 +184,7 @@ def wait_caught_up(settings: Settings, timeout: float = 120.0) -> None:
     lag = -1
     while time.monotonic() < deadline:
         try:
-            lag = committed_lag(settings.kafka_bootstrap, settings.group_id, list(settings.inputs))
+            lag = committed_lag(settings, settings.group_id, list(settings.inputs))
         except KafkaError:  # a young broker: the group coordinator may not be elected yet
             lag = -1
         if lag == 0:

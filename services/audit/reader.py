@@ -10,6 +10,7 @@ from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.security import clients
+from services.security.denied import partitions as readable
 from services.settings import Settings
 
 
@@ -33,7 +34,6 @@ def read_topic(
     progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[Message]:
     """Every committed message of a topic, partition by partition, up to the end at call time."""
-    bootstrap = settings.kafka_bootstrap
     consumer = KafkaConsumer(
         **clients.kafka_python(settings),
         group_id=None,
@@ -45,10 +45,9 @@ def read_topic(
         fetch_max_bytes=64 * 1024 * 1024,
     )
     try:
-        partitions = consumer.partitions_for_topic(topic)
-        if partitions is None:
-            raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        tps = [
+            TopicPartition(topic, p) for p in readable(consumer, settings, topic, doing="read it")
+        ]
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         ends = consumer.end_offsets(tps)
@@ -89,10 +88,9 @@ def log_starts(settings: Settings, topic: str) -> dict[int, tuple[int, int]]:
     """
     consumer = KafkaConsumer(**clients.kafka_python(settings), group_id=None)
     try:
-        partitions = consumer.partitions_for_topic(topic)
-        if partitions is None:
-            raise LookupError(f"topic {topic!r} does not exist at {settings.kafka_bootstrap}")
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        tps = [
+            TopicPartition(topic, p) for p in readable(consumer, settings, topic, doing="read it")
+        ]
         starts = consumer.beginning_offsets(tps)
         ends = consumer.end_offsets(tps)
     finally:

@@ -20,6 +20,7 @@ from services.audit.judge import judge
 from services.audit.pending import PendingBet, pending
 from services.audit.reader import Message, log_starts, read_topic
 from services.audit.window import Kept, Kind, Span
+from services.security.login import check
 from services.settings import Settings
 
 Progress = Callable[[str], Callable[[int, int], None]]
@@ -67,6 +68,7 @@ def audit(
     """Fold the inputs, read the committed outputs, and compare them."""
     started = time.monotonic()
     s = settings
+    check(s)
 
     def read(topic: str) -> tuple[list[Message], list[Span]]:
         report = progress(topic) if progress is not None else None

@@ -7,8 +7,13 @@ command prints and exits on (code 2) rather than retrying: a refusal does not he
 
 from __future__ import annotations
 
+from typing import Any
+
 from services.security import clients
 from services.settings import Settings
+
+TOPIC_AUTHORIZATION_FAILED = 29
+"""Kafka's error code of a topic the principal may not describe."""
 
 AUTHORIZATION = {
     "TopicAuthorizationFailedError": "topic",
@@ -111,3 +116,41 @@ def unreachable(settings: Settings, error: BaseException) -> str:
         f"({error!r}); {hint} A secured listener answers only SASL_SSL clients: set "
         "CROUPIER_KAFKA_SECURITY_PROTOCOL and the login (.data/kafka/clients/<role>.env)"
     )
+
+
+def partitions(consumer: Any, settings: Settings, topic: str, *, doing: str) -> list[int]:
+    """The partitions of a topic a kafka-python consumer may read, sorted; LookupError when the
+    topic does not exist, AccessDenied when the brokers will not describe it to this principal
+    (kafka-python returns no partitions for both; a second question tells them apart)."""
+    from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
+
+    found = consumer.partitions_for_topic(topic)
+    if found:
+        return sorted(found)
+    admin = KafkaAdminClient(**clients.kafka_python(settings), client_id="croupier-describe")
+    try:
+        codes = {meta["name"]: meta.get("error_code", 0) for meta in admin.describe_topics([topic])}
+    finally:
+        admin.close()
+    if codes.get(topic) == TOPIC_AUTHORIZATION_FAILED:
+        who = clients.principal(settings)
+        raise AccessDenied(
+            f"{who} is not allowed to {doing}: the brokers refused Describe and Read on topic "
+            f"{topic}; run it with the principal of the role that reads it "
+            "(.data/kafka/clients/<role>.env), or have the operator grant it in services/roles.py "
+            "and apply it (`croupier acls`, as admin)",
+            principal=who,
+        )
+    raise LookupError(f"topic {topic!r} does not exist at {settings.kafka_bootstrap}")
+
+
+def reraise(
+    error: BaseException, settings: Settings, *, doing: str, resource: str, operation: str
+) -> None:
+    """Raise the error as AccessDenied when it is a refusal of the brokers; else return, for the
+    caller's own handling (a broker not up, a missing topic)."""
+    if isinstance(error, AccessDenied):
+        raise error
+    denied = explain(error, settings, doing=doing, resource=resource, operation=operation)
+    if denied is not None:
+        raise denied from error

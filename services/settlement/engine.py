@@ -30,6 +30,8 @@ from kafka import errors as kafka_errors  # type: ignore[import-untyped]
 from schemas.codec import encode
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 from services.security import clients
+from services.security.denied import AccessDenied, explain
+from services.security.login import Unreachable, login
 from services.settings import Settings
 from services.settlement import changelog, state
 from services.settlement.fold import Fold
@@ -73,10 +75,55 @@ class Engine:
         self.consumer: AIOKafkaConsumer | None = None
         self.stopping = asyncio.Event()
         self.topic_kind = {settings.topic_rounds: "rounds", settings.topic_bets: "bets"}
+        self.denied: AccessDenied | None = None
+        """Set when the brokers refused this worker's principal: it stops, and says why."""
 
     async def run(self) -> None:
-        """Process until stop() is called; every failure of a task is recovered in place."""
+        """Process until stop() is called; every failure of a task is recovered in place, except
+        a refusal of the brokers (authentication or a missing ACL), which stops the engine with
+        an AccessDenied that names the principal, the resource and the permission."""
+        try:
+            await self._run()
+        except AccessDenied as error:
+            self._deny(error)
+        except Exception as error:
+            denied = self._explain(error)
+            if denied is None:
+                raise
+            self._deny(denied)
+
+    def _explain(self, error: BaseException) -> AccessDenied | None:
         s = self.settings
+        return explain(
+            error,
+            s,
+            doing=f"settle (read {s.topic_rounds} and {s.topic_bets} in group {s.group_id}, "
+            f"write the outputs with transactional ids {s.transactional_prefix}-<p>)",
+            resource=f"the worker's topics, group {s.group_id} or transactional ids "
+            f"{s.transactional_prefix}-*",
+            operation="the croupier role's operations (services/roles.py)",
+        )
+
+    def _deny(self, denied: AccessDenied) -> None:
+        self.denied = denied
+        self.stopping.set()
+        log.critical("refused by the brokers, stopping: %s", denied)
+        raise denied
+
+    async def _login(self) -> None:
+        """Log in once before anything else; a broker not up yet is waited for."""
+        while True:
+            try:
+                return await login(self.settings)
+            except Unreachable as error:
+                if self.stopping.is_set():
+                    raise
+                log.warning("%s; retrying in 1 s", error)
+                await asyncio.sleep(1)
+
+    async def _run(self) -> None:
+        s = self.settings
+        await self._login()
         problems = await self._ensure_topics()
         if problems:
             raise RuntimeError("; ".join(problems))
@@ -111,6 +158,8 @@ class Engine:
             async with self.lock:
                 await self._drop(list(self.tasks))
             await self.consumer.stop()
+        if self.denied is not None:
+            raise self.denied
 
     async def _ensure_topics(self) -> list[str]:
         """Create or check the topics; a broker not answering yet is waited for, not fatal."""
@@ -118,7 +167,7 @@ class Engine:
             try:
                 return await asyncio.to_thread(ensure, self.settings, io.StringIO())
             except (KafkaError, kafka_errors.KafkaError, OSError) as error:
-                if self.stopping.is_set():
+                if self.stopping.is_set() or self._explain(error) is not None:
                     raise
                 log.warning("topics: broker not reachable (%r); retrying in 1 s", error)
                 await asyncio.sleep(1)
@@ -131,7 +180,7 @@ class Engine:
             try:
                 return await self._count_partitions()
             except (KafkaError, OSError) as error:
-                if self.stopping.is_set():
+                if self.stopping.is_set() or self._explain(error) is not None:
                     raise
                 log.warning("output partitions: broker not reachable (%r); retrying in 1 s", error)
                 await asyncio.sleep(1)
@@ -195,6 +244,9 @@ class Engine:
             self.fenced[task.partition] = time.monotonic()
             return
         except Exception as error:  # any failure of the transaction: the committed state is safe
+            denied = self._explain(error)
+            if denied is not None:
+                raise denied from error
             # Not only KafkaError: a producer that the broker fenced or failed in the background
             # raises IllegalOperation ("not in transaction") on its next send, and that crashed the
             # worker of a paused-then-resumed process (chaos suite). Rebuilding is always safe: a
@@ -370,6 +422,11 @@ class Engine:
                 await self._build(partitions)
                 return
             except (TimeoutError, KafkaError, OSError) as error:
+                denied = self._explain(error)
+                if denied is not None:  # (in a rebalance callback, which aiokafka would swallow)
+                    self.denied = denied
+                    self.stopping.set()
+                    return
                 log.warning("tasks %s: rebuild failed (%r); retrying in 1 s", partitions, error)
                 await self._drop(partitions)
                 await asyncio.sleep(1)
