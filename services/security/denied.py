@@ -49,11 +49,15 @@ def _chain(error: BaseException) -> list[BaseException]:
 
 
 def authorization(error: BaseException) -> str | None:
-    """The kind of resource an authorization failure is about, None if it is none."""
+    """The kind of resource an authorization failure is about, None if it is none (kafka-python
+    wraps some in a plain KafkaError that names the broker's error only in its text)."""
     for cause in _chain(error):
         kind = AUTHORIZATION.get(type(cause).__name__)
         if kind is not None:
             return kind
+        for name, kind in AUTHORIZATION.items():
+            if name in str(cause):
+                return kind
     return None
 
 

@@ -11,6 +11,7 @@ or all is well.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
 import threading
@@ -89,7 +90,8 @@ async def login(settings: Settings, timeout: float = 10.0) -> None:
                 assert denied is not None
                 raise denied from None
             raise _refused(settings, entry, error) from None
-        conn.close()
+        with contextlib.suppress(TimeoutError):  # let the transport go before the loop does
+            await asyncio.wait_for(conn.close(), timeout)
         return
     raise Unreachable(
         f"no broker listens at {settings.kafka_bootstrap} ({'; '.join(failures)}); is it up "
