@@ -63,8 +63,8 @@ kafka-up: $(STAMP) ## start the local Kafka broker (KRaft, 127.0.0.1:9092), fetc
 kafka-up-secure: $(STAMP) ## the local broker with SASL/SCRAM-SHA-512 over TLS and ACLs (KAFKA_SECURITY=scram); clients in .data/kafka/clients
 	KAFKA_SECURITY=scram PYTHON=$(BIN)/python bash deploy/kafka/up.sh
 
-acls: $(STAMP) ## the roles' users and ACLs on the secured local broker, from services/roles.py (idempotent)
-	PYTHON=$(BIN)/python bash deploy/kafka/secure.sh acls $(or $(KAFKA_BASE),.data/kafka)
+acls: $(STAMP) ## the roles' users and ACLs on the secured local broker, from services/roles.py (idempotent; ARGS=--rotate sets the passwords again)
+	PYTHON=$(BIN)/python bash deploy/kafka/secure.sh acls $(or $(KAFKA_BASE),.data/kafka) $(ARGS)
 
 test-security: $(STAMP) ## the security tests alone, on a secured broker of their own (127.0.0.1:19094)
 	$(BIN)/pytest -q tests/security

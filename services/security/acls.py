@@ -222,5 +222,5 @@ def _users(admin: KafkaAdminClient, passwords: Path, rotate: bool, out: TextIO) 
         raise RuntimeError(f"the broker refused SCRAM credentials: {failed}")
     for user in sorted(results):
         what = "password set again" if user in present else "created"
-        print(f"user    {user}: SCRAM-SHA-512 credential {what}", file=out)
+        print(f"user    {user}: SCRAM-SHA-512 {what}", file=out)
     return len(results)

@@ -86,8 +86,9 @@ def explain(
     who = clients.principal(settings)
     if authentication(error):
         return AccessDenied(
-            f"{who} could not log in to {settings.kafka_bootstrap} to {doing} "
-            f"({settings.kafka_security_protocol} {settings.kafka_sasl_mechanism}: {error}); "
+            f"{who} could not log in to {settings.kafka_bootstrap} "
+            f"({settings.kafka_security_protocol} {settings.kafka_sasl_mechanism}: {error}), "
+            f"so it cannot {doing}; "
             "check CROUPIER_KAFKA_USERNAME and the password (CROUPIER_KAFKA_PASSWORD_FILE; the "
             "local broker's are in .data/kafka/clients/<role>.password), or ask the operator to "
             "create or rotate the user (`croupier acls --passwords DIR`)",
