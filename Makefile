@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: help install run replay-sample test test-unit test-kafka check lint types schemas bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-recovery chaos clean broker \
-        db-up db-down db projector bench-readside k8s-manifests k8s-schemas
+        db-up db-down db projector bench-readside k8s-manifests k8s-schemas kafka-up-secure acls \
+        test-security
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -22,7 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP) ## create .venv with croupier and its tools (nothing else)
 
-run: $(STAMP) ## the main job (see README)
+run: $(STAMP) ## the main job (see README); KAFKA_SECURITY=scram runs it on the secured local broker, each process as its role
 	$(BIN)/croupier run
 
 replay-sample: $(STAMP) ## replay the bundled sample stream and print records and table statistics
@@ -30,13 +31,13 @@ replay-sample: $(STAMP) ## replay the bundled sample stream and print records an
 
 # The broker the Kafka tests use: KAFKA_BOOTSTRAP if set, else the local one (started if needed).
 broker: $(STAMP)
-	@if [ -z "$$KAFKA_BOOTSTRAP" ]; then PYTHON=$(BIN)/python bash deploy/kafka/up.sh; fi
+	@if [ -z "$$KAFKA_BOOTSTRAP" ]; then KAFKA_SECURITY=plaintext PYTHON=$(BIN)/python bash deploy/kafka/up.sh; fi
 
 # The PostgreSQL the read-side tests use: DATABASE_URL if set, else the local one (started if needed).
 db:
 	@if [ -z "$$DATABASE_URL" ]; then bash deploy/postgres/up.sh; fi
 
-test: $(STAMP) broker db k8s-schemas ## all tests: unit, then on a real broker and a real PostgreSQL (started by themselves)
+test: $(STAMP) broker db k8s-schemas ## all tests: unit, then on a real broker and a real PostgreSQL, and a secured broker of their own (all started by themselves)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP) ## the pure tests only, no broker
@@ -59,6 +60,15 @@ bench: $(STAMP) ## replay throughput vs a bare json.loads of the same file; memo
 
 kafka-up: $(STAMP) ## start the local Kafka broker (KRaft, 127.0.0.1:9092), fetching its jars on first use
 	PYTHON=$(BIN)/python bash deploy/kafka/up.sh
+
+kafka-up-secure: $(STAMP) ## the local broker with SASL/SCRAM-SHA-512 over TLS and ACLs (KAFKA_SECURITY=scram); clients in .data/kafka/clients
+	KAFKA_SECURITY=scram PYTHON=$(BIN)/python bash deploy/kafka/up.sh
+
+acls: $(STAMP) ## the roles' users and ACLs on the secured local broker, from services/roles.py (idempotent; ARGS=--rotate sets the passwords again)
+	PYTHON=$(BIN)/python bash deploy/kafka/secure.sh acls $(or $(KAFKA_BASE),.data/kafka) $(ARGS)
+
+test-security: $(STAMP) ## the security tests alone, on a secured broker of their own (127.0.0.1:19094)
+	$(BIN)/pytest -q tests/security
 
 kafka-down: ## stop the local Kafka broker (KAFKA_WIPE=1 also deletes its data)
 	bash deploy/kafka/down.sh

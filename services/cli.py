@@ -38,6 +38,7 @@ def _par(args: argparse.Namespace) -> int:
 
 
 def _topics(args: argparse.Namespace) -> int:
+    from services.security.denied import reraise
     from services.settings import Settings
     from services.topics import ensure
 
@@ -45,6 +46,13 @@ def _topics(args: argparse.Namespace) -> int:
     try:
         problems = ensure(settings)
     except Exception as error:
+        reraise(
+            error,
+            settings,
+            doing="create or check the topics",
+            resource="the topics",
+            operation="Describe, DescribeConfigs, Create and AlterConfigs (the admin's)",
+        )
         print(
             f"croupier topics: cannot reach Kafka at {settings.kafka_bootstrap} ({error}); "
             "start it with `make kafka-up` or set KAFKA_BOOTSTRAP",
@@ -54,6 +62,12 @@ def _topics(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def _acls(args: argparse.Namespace) -> int:
+    from services.security.command import acls
+
+    return acls(args)
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -169,6 +183,23 @@ def parser() -> argparse.ArgumentParser:
         "topics", help="create the topics, or check the existing ones (idempotent)"
     )
     topics.set_defaults(run=_topics)
+
+    acls = commands.add_parser(
+        "acls",
+        help="the roles' ACLs (and SCRAM users) on a secured cluster, from services/roles.py",
+        description="As the cluster's admin principal: allow each role (game, croupier, wallet, "
+        "readside, auditor) exactly its grants, remove the role principals' ACLs no grant names, "
+        "and with --passwords create each role's missing SCRAM-SHA-512 user from "
+        "DIR/<role>.password. Idempotent. Exit 2 when the cluster refuses (not the admin).",
+    )
+    acls.add_argument("--passwords", metavar="DIR", help="directory of <role>.password files")
+    acls.add_argument(
+        "--rotate",
+        action="store_true",
+        help="with --passwords: set every role's password again from its file (rotation)",
+    )
+    acls.add_argument("--list", action="store_true", help="print the planned ACLs, change nothing")
+    acls.set_defaults(run=_acls)
 
     worker = commands.add_parser(
         "worker", help="run a stream processor (start several: they share the partitions)"
@@ -306,9 +337,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `croupier` command."""
+    """Entry point of the `croupier` command; a refusal of the brokers, or security settings
+    that cannot work, end it with code 2 and what to do."""
+    from services.security.clients import SecurityConfigError
+    from services.security.denied import AccessDenied
+
     args = parser().parse_args(argv)
-    code: int = args.run(args)
+    try:
+        code: int = args.run(args)
+    except (AccessDenied, SecurityConfigError) as error:
+        print(f"croupier {args.command}: {error}", file=sys.stderr)
+        return 2
     return code
 
 

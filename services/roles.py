@@ -6,6 +6,16 @@ runs it: `game` publishes round events and bets, `croupier` is the settlement wo
 credits what croupier decided, `readside` is the projector and the live view, `auditor` replays
 and verifies everything. Creating topics and altering their configuration is the operator's
 (the broker's admin principal), never a role's.
+
+Checked against what each component does, on a secured broker (tests/security):
+- no role needs `IdempotentWrite` on the cluster: since Kafka 3.0 (KIP-679) `Write` on a topic
+  allows an idempotent producer, and a transactional one needs only its transactional id;
+- the worker checks the topics' configuration against the plan at start (`croupier topics`'
+  describe, never alter), so it has `DescribeConfigs` on its topics;
+- its group is one literal id: it joins it and commits offsets in its transactions (`Read`), and
+  reads the committed offsets at a takeover (`Describe`); the projector, the live view, the wallet
+  and the auditor assign partitions and keep their positions themselves, so they have no group;
+- its transactional ids are `<prefix>-<p>`, the prefix with its dash.
 """
 
 from __future__ import annotations
@@ -48,22 +58,27 @@ def _write(topics: tuple[str, ...]) -> tuple[Grant, ...]:
     return tuple(Grant("topic", t, "literal", ("Write", "Describe")) for t in topics)
 
 
+def _configs(topics: tuple[str, ...]) -> tuple[Grant, ...]:
+    return tuple(Grant("topic", t, "literal", ("DescribeConfigs",)) for t in topics)
+
+
 def grants(settings: Settings) -> dict[Role, tuple[Grant, ...]]:
     """Every role's grants for the topics, group and transactional ids named by `settings`."""
     s = settings
     outputs = (*s.outputs, s.topic_state)
     paid = (s.topic_settlements, s.topic_refunds, s.topic_adjustments)
     every = s.inputs + outputs
-    idempotent = Grant("cluster", "kafka-cluster", "literal", ("IdempotentWrite",))
     return {
-        Role.GAME: (*_write(s.inputs), idempotent),
+        Role.GAME: _write(s.inputs),
         Role.CROUPIER: _read(s.inputs)
         + _write(outputs)
         + _read((s.topic_state,))
+        + _configs(every)
         + (
-            Grant("group", s.group_id, "prefix", ("Read", "Describe")),
-            Grant("transactional_id", s.transactional_prefix, "prefix", ("Write", "Describe")),
-            idempotent,
+            Grant("group", s.group_id, "literal", ("Read", "Describe")),
+            Grant(
+                "transactional_id", f"{s.transactional_prefix}-", "prefix", ("Write", "Describe")
+            ),
         ),
         Role.WALLET: _read(paid),
         Role.READSIDE: _read(s.outputs),

@@ -176,8 +176,9 @@ def stop(children: list[Child], stopper: Stopper, timeout: float, out: TextIO) -
         say(out, f"stopped {child.name} (exit {child.process.returncode})")
 
 
-def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, bool]:
-    """Run deploy/kafka/up.sh: the bootstrap address, and whether this call started the broker."""
+def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, bool, Path | None]:
+    """Run deploy/kafka/up.sh: the bootstrap address, whether this call started the broker, and
+    where a secured broker's clients/<principal>.env are (KAFKA_SECURITY=scram)."""
     if not UP.exists():
         raise RuntimeError(
             f"{UP} not found: run from the croupier repository, or set KAFKA_BOOTSTRAP to a broker"
@@ -205,7 +206,8 @@ def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, boo
     bootstrap = next(
         (x.split("=", 1)[1] for x in lines if x.startswith("KAFKA_BOOTSTRAP=")), "127.0.0.1:9092"
     )
-    return bootstrap, started
+    found = next((x.split("=", 1)[1] for x in lines if x.startswith("KAFKA_CLIENTS=")), None)
+    return bootstrap, started, None if found is None else Path(found)
 
 
 def stop_broker(env: dict[str, str], logs: Path, out: TextIO) -> None:
@@ -253,6 +255,35 @@ class Run:
         self.children: list[Child] = []
         self.broker_started = False
         self.bootstrap = ""
+        given = os.environ.get("KAFKA_CLIENTS")
+        self.clients: Path | None = Path(given) if given else None
+        """A secured cluster's clients/<principal>.env: each child runs as its role."""
+
+    def env_of(self, principal: str) -> dict[str, str]:
+        """The environment of a child running as this principal (all of them alike when the
+        cluster is not secured)."""
+        if self.clients is None:
+            return self.env
+        from services.security.local import read_env
+
+        return {**self.env, **read_env(self.clients / f"{principal}.env")}
+
+    def settings_of(self, principal: str, bootstrap: str) -> Settings:
+        from services.settings import Settings
+
+        if self.clients is None:
+            return Settings(kafka_bootstrap=bootstrap)
+        from services.security.local import read_env
+
+        found = read_env(self.clients / f"{principal}.env")
+        return Settings(
+            kafka_bootstrap=bootstrap,
+            kafka_security_protocol=found["CROUPIER_KAFKA_SECURITY_PROTOCOL"],  # type: ignore[arg-type]
+            kafka_sasl_mechanism=found["CROUPIER_KAFKA_SASL_MECHANISM"],  # type: ignore[arg-type]
+            kafka_username=found["CROUPIER_KAFKA_USERNAME"],
+            kafka_password_file=found["CROUPIER_KAFKA_PASSWORD_FILE"],
+            kafka_ca_file=found["CROUPIER_KAFKA_CA_FILE"],
+        )
 
     def main(self) -> int:
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -264,7 +295,6 @@ class Run:
             say(self.out, f"done; logs in {self.logs}")
 
     def _run(self) -> int:
-        from services.settings import Settings
         from services.topics import ensure
 
         given = os.environ.get("KAFKA_BOOTSTRAP") or os.environ.get("CROUPIER_KAFKA_BOOTSTRAP")
@@ -273,13 +303,18 @@ class Run:
             say(self.out, f"using the broker at {bootstrap} (KAFKA_BOOTSTRAP)")
         else:
             try:
-                bootstrap, self.broker_started = start_broker(self.env, self.logs, self.out)
+                bootstrap, self.broker_started, clients = start_broker(
+                    self.env, self.logs, self.out
+                )
+                self.clients = clients or self.clients
             except RuntimeError as error:
                 self.broker_started = bool(error.args[1:] and error.args[1])
                 say(self.out, f"{error.args[0]}")
                 return 1
         self.env["KAFKA_BOOTSTRAP"] = bootstrap
-        settings = Settings(kafka_bootstrap=bootstrap)
+        if self.clients is not None:
+            say(self.out, f"secured broker: each process runs as its role ({self.clients}/*.env)")
+        settings = self.settings_of("admin", bootstrap)
         if self.stopper.asked:
             return 0
         say(self.out, f"topics: {', '.join(settings.inputs + settings.outputs)}")
@@ -306,15 +341,20 @@ class Run:
             ports[name] = free_port()
             self.children.append(
                 spawn(
-                    name, [*python, "worker", "--web-port", str(ports[name])], self.logs, self.env
+                    name,
+                    [*python, "worker", "--web-port", str(ports[name])],
+                    self.logs,
+                    self.env_of("croupier"),
                 )
             )
         api_port = _port_or_free(8080)
         self.children.append(
-            spawn("api", [*python, "api", "--port", str(api_port)], self.logs, self.env)
+            spawn(
+                "api", [*python, "api", "--port", str(api_port)], self.logs, self.env_of("readside")
+            )
         )
         board = Dashboard()
-        feed = Feed(settings)
+        feed = Feed(self.settings_of("auditor", settings.kafka_bootstrap))
         seed = self.args.seed if self.args.seed is not None else secrets.randbelow(2**31)
         start = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         simulate = [
@@ -326,7 +366,7 @@ class Run:
             f"--seed={seed}",
             f"--start={start}",
         ]
-        self.children.append(spawn("simulator", simulate, self.logs, self.env))
+        self.children.append(spawn("simulator", simulate, self.logs, self.env_of("game")))
         for child in self.children:
             say(self.out, f"started {child.name} ({child.state()}), log {child.log}")
         from services.simulation.simulator import table_ids

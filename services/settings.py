@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Protocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+Mechanism = Literal["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]
 
 
 class Settings(BaseSettings):
@@ -15,6 +20,29 @@ class Settings(BaseSettings):
         default="127.0.0.1:9092",
         validation_alias=AliasChoices("KAFKA_BOOTSTRAP", "CROUPIER_KAFKA_BOOTSTRAP"),
         description="host:port of the Kafka brokers, comma-separated",
+    )
+    kafka_security_protocol: Protocol = Field(
+        default="PLAINTEXT",
+        description="how clients talk to the brokers: SASL_SSL (TLS, then a SCRAM login) on a "
+        "secured cluster, PLAINTEXT on an open local one",
+    )
+    kafka_sasl_mechanism: Mechanism = Field(
+        default="SCRAM-SHA-512", description="the SASL mechanism (SASL_SSL, SASL_PLAINTEXT)"
+    )
+    kafka_username: str | None = Field(default=None, description="the SASL principal's name")
+    kafka_password: SecretStr | None = Field(
+        default=None,
+        description="the SASL password (never printed); CROUPIER_KAFKA_PASSWORD_FILE is preferred",
+    )
+    kafka_password_file: str | None = Field(
+        default=None,
+        description="a file holding the SASL password (its first line), read at each client's "
+        "construction, so a rotated password is picked up by the next client",
+    )
+    kafka_ca_file: str | None = Field(
+        default=None,
+        description="PEM file of the CA(s) that signed the brokers' certificates (SSL, SASL_SSL); "
+        "unset: the system's trusted CAs",
     )
     topic_rounds: str = "rounds"
     topic_bets: str = "bets"

@@ -22,6 +22,9 @@ from kafka.admin import (  # type: ignore[import-untyped]
 )
 from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
 
+from services.security import clients
+from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied, explain
+from services.security.login import check
 from services.settings import Settings
 
 INPUT_MAX_MESSAGE = 1024 * 1024 + 12
@@ -191,63 +194,116 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
     Returns the problems that make running unsafe (empty when all fit); what it cannot fix but
     is safe to run with (too few output partitions) is printed, not returned.
     """
-    admin = KafkaAdminClient(
-        bootstrap_servers=settings.kafka_bootstrap, client_id="croupier-topics"
-    )
+    check(settings)
+    admin = KafkaAdminClient(**clients.kafka_python(settings), client_id="croupier-topics")
     try:
-        wanted = plan(settings)
-        missing = [p for p in wanted if p.name not in _partitions(admin, [p.name for p in wanted])]
-        if missing:
-            with contextlib.suppress(TopicAlreadyExistsError):  # another process was first
-                admin.create_topics(
-                    [
-                        NewTopic(
-                            name=p.name,
-                            num_partitions=p.partitions,
-                            replication_factor=settings.replication_factor,
-                            topic_configs=p.config,
-                        )
-                        for p in missing
-                    ]
-                )
-        for p in missing:
-            print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
-        created = {p.name for p in missing}
-        existing = _existing(admin, wanted)
-        verdict = reconcile(settings, wanted, existing)  # a topic created meanwhile too
-        refused = _apply(admin, verdict.changes)
-        done = [c for c in verdict.changes if c.topic not in refused]
-        _settle(admin, settings, wanted, done)
-        for change in done:
-            print(f"changed {change.topic}: {change.key} {change.old} -> {change.new}", file=out)
-        for topic, why in sorted(refused.items()):
-            keys = ", ".join(
-                f"{c.key} {c.old} -> {c.new}" for c in verdict.changes if c.topic == topic
-            )
-            print(
-                f"cannot fix {topic}: the broker refused to set {keys} ({why}); run `croupier "
-                "topics` as a client allowed to alter topic configs (ALTER_CONFIGS)",
-                file=out,
-            )
-        for name in verdict.right:
-            if name in created:
-                continue
-            print(f"ok      {name}: {existing[name].partitions} partitions, as planned", file=out)
-        for line in verdict.cannot:
-            print(f"cannot fix {line}", file=out)
-        for problem in verdict.problems:
-            print(f"problem {problem}", file=out)
-        if not missing and not done:
-            fits = not (refused or verdict.cannot or verdict.problems)
-            print(
-                "nothing changed: every topic exists with its planned configuration"
-                if fits
-                else "nothing changed; what is left to fix is said above",
-                file=out,
-            )
-        return verdict.problems
+        return _ensure(admin, settings, out)
+    except AccessDenied:
+        raise
+    except Exception as error:
+        denied = explain(
+            error,
+            settings,
+            doing="create or check the topics",
+            resource="the planned topics",
+            operation="Describe and DescribeConfigs (Create too, for a missing topic)",
+        )
+        if denied is None:
+            raise
+        raise denied from error
     finally:
         admin.close()
+
+
+def _ensure(admin: KafkaAdminClient, settings: Settings, out: TextIO) -> list[str]:
+    wanted = plan(settings)
+    names = [p.name for p in wanted]
+    hidden = _unauthorized(admin, names)
+    if hidden:
+        who = clients.principal(settings)
+        raise AccessDenied(
+            f"{who} may not describe topics {', '.join(hidden)} (Describe): run `croupier topics` "
+            "with the admin's settings (.data/kafka/clients/admin.env), and `croupier acls` to "
+            "grant the roles theirs",
+            principal=who,
+        )
+    missing = [p for p in wanted if p.name not in _partitions(admin, names)]
+    if missing:
+        _create(admin, settings, missing)
+    for p in missing:
+        print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
+    created = {p.name for p in missing}
+    existing = _existing(admin, wanted)
+    verdict = reconcile(settings, wanted, existing)  # a topic created meanwhile too
+    refused = _apply(admin, verdict.changes)
+    done = [c for c in verdict.changes if c.topic not in refused]
+    _settle(admin, settings, wanted, done)
+    for change in done:
+        print(f"changed {change.topic}: {change.key} {change.old} -> {change.new}", file=out)
+    for topic, why in sorted(refused.items()):
+        keys = ", ".join(f"{c.key} {c.old} -> {c.new}" for c in verdict.changes if c.topic == topic)
+        print(
+            f"cannot fix {topic}: the broker refused to set {keys} ({why}); run `croupier "
+            "topics` as a client allowed to alter topic configs (ALTER_CONFIGS)",
+            file=out,
+        )
+    for name in verdict.right:
+        if name in created:
+            continue
+        print(f"ok      {name}: {existing[name].partitions} partitions, as planned", file=out)
+    for line in verdict.cannot:
+        print(f"cannot fix {line}", file=out)
+    for problem in verdict.problems:
+        print(f"problem {problem}", file=out)
+    if not missing and not done:
+        fits = not (refused or verdict.cannot or verdict.problems)
+        print(
+            "nothing changed: every topic exists with its planned configuration"
+            if fits
+            else "nothing changed; what is left to fix is said above",
+            file=out,
+        )
+    return verdict.problems
+
+
+def _create(admin: KafkaAdminClient, settings: Settings, missing: list[Plan]) -> None:
+    try:
+        with contextlib.suppress(TopicAlreadyExistsError):  # another process was first
+            admin.create_topics(
+                [
+                    NewTopic(
+                        name=p.name,
+                        num_partitions=p.partitions,
+                        replication_factor=settings.replication_factor,
+                        topic_configs=p.config,
+                    )
+                    for p in missing
+                ]
+            )
+    except KafkaError as error:
+        denied = explain(
+            error,
+            settings,
+            doing=f"create the missing topics {', '.join(p.name for p in missing)}",
+            resource="those topics",
+            operation="Create",
+        )
+        if denied is None:
+            raise
+        raise AccessDenied(
+            f"{denied}; topics are the operator's: run `croupier topics` with the admin's "
+            "settings (.data/kafka/clients/admin.env) before starting this",
+            principal=denied.principal,
+        ) from error
+
+
+def _unauthorized(admin: KafkaAdminClient, names: list[str]) -> list[str]:
+    """The topics the brokers would not describe to this principal."""
+    return sorted(
+        meta["name"]
+        for meta in admin.describe_topics(names)
+        if meta.get("error_code", 0) == TOPIC_AUTHORIZATION_FAILED
+    )
 
 
 def _existing(admin: KafkaAdminClient, wanted: list[Plan]) -> dict[str, Existing]:

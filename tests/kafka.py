@@ -19,8 +19,10 @@ from pathlib import Path
 import msgspec
 from kafka import KafkaProducer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
+from pydantic import SecretStr
 
 from services.audit.reader import committed_lag
+from services.security import clients
 from services.settings import Settings
 from services.simulation.streams import Streams, interleave
 from services.topics import ensure
@@ -100,6 +102,8 @@ def environment(settings: Settings) -> dict[str, str]:
     """The environment that gives a worker process these settings."""
     env = dict(os.environ)
     for name, value in settings.model_dump().items():
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
         if value is not None:
             env[f"CROUPIER_{name.upper()}"] = str(value)
     env["KAFKA_BOOTSTRAP"] = settings.kafka_bootstrap
@@ -114,7 +118,7 @@ def create_topics(settings: Settings) -> None:
 def publish(settings: Settings, streams: Streams, seed: int = 0) -> None:
     """Publish both topics in a random allowed interleaving, keyed by table_id, acks=all."""
     producer = KafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=5
+        **clients.kafka_python(settings), acks="all", enable_idempotence=True, linger_ms=5
     )
     topics = {"rounds": settings.topic_rounds, "bets": settings.topic_bets}
     try:
@@ -184,7 +188,7 @@ def wait_caught_up(settings: Settings, timeout: float = 120.0) -> None:
     lag = -1
     while time.monotonic() < deadline:
         try:
-            lag = committed_lag(settings.kafka_bootstrap, settings.group_id, list(settings.inputs))
+            lag = committed_lag(settings, settings.group_id, list(settings.inputs))
         except KafkaError:  # a young broker: the group coordinator may not be elected yet
             lag = -1
         if lag == 0:

@@ -51,6 +51,6 @@ fi
 rm -f "$PIDFILE"
 
 if [[ "$WIPE" == 1 ]]; then
-  rm -rf "$BASE/data" "$BASE/server.properties"
+  rm -rf "$BASE/data" "$BASE/server.properties" "$BASE/security"
   say "wiped $BASE/data (the next up starts with an empty cluster)"
 fi

@@ -6,7 +6,8 @@
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_HEAP_OPTS ("-Xms256m -Xmx512m"),
 #      KAFKA_START_TIMEOUT (90 s), PYTHON (.venv/bin/python; used for the readiness check),
 #      JAVA (java), MVN (mvn), KAFKA_BASE (.data/kafka: a second instance needs its own, and
-#      other ports; the chaos suite runs one in .data/kafka-chaos on 19092/19093).
+#      other ports; the chaos suite runs one in .data/kafka-chaos on 19092/19093),
+#      KAFKA_SECURITY (plaintext | scram: SASL/SCRAM-SHA-512 over TLS, ACLs, see secure.sh).
 # Jars come from Maven Central via deploy/kafka/pom.xml into .data/kafka/libs (first run only);
 # data in .data/kafka/data, logs in .data/kafka/logs, pid in .data/kafka/kafka.pid.
 set -euo pipefail
@@ -26,6 +27,12 @@ TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
 JAVA="${JAVA:-java}"
 MVN="${MVN:-mvn}"
 BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
+SECURITY="${KAFKA_SECURITY:-plaintext}"
+case "$SECURITY" in
+  plaintext) ;;
+  scram) . "$HERE/secure.sh" ;;
+  *) printf 'kafka: error: KAFKA_SECURITY=%s: use plaintext or scram\n' "$SECURITY" >&2; exit 2 ;;
+esac
 KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$HERE/pom.xml")"
 
 say() { printf 'kafka: %s\n' "$*"; }
@@ -57,7 +64,9 @@ pick_python() {
 ready() {
   local py
   port_open "$KAFKA_PORT" || return 1
-  if py="$(pick_python)"; then
+  if [[ "$SECURITY" == scram ]]; then
+    secure_ready "$BASE" >"$LOGS/ready-check.log" 2>&1
+  elif py="$(pick_python)"; then
     "$py" - "$BOOTSTRAP" >"$LOGS/ready-check.log" 2>&1 <<'PY'
 import sys
 from kafka.admin import KafkaAdminClient
@@ -115,18 +124,34 @@ wait_ready() {
   say "ready after $((SECONDS - start))s"
 }
 
+
+# What a client needs: the address, and on a secured broker the principals' settings.
+announce() {
+  echo "KAFKA_BOOTSTRAP=$BOOTSTRAP"
+  if [[ "$SECURITY" == scram ]]; then echo "KAFKA_CLIENTS=$BASE/clients"; fi
+}
+
+# The security a data directory was formatted with (its SCRAM users exist only if scram).
+formatted_with() { cat "$BASE/security" 2>/dev/null || echo plaintext; }
+
 mkdir -p "$BASE" "$LOGS"
+if [[ -f "$DATA_DIR/meta.properties" && "$(formatted_with)" != "$SECURITY" ]]; then
+  die "$DATA_DIR was formatted with KAFKA_SECURITY=$(formatted_with), not $SECURITY; stop it and wipe it first ('KAFKA_WIPE=1 bash deploy/kafka/down.sh'), or give this one its own KAFKA_BASE and ports"
+fi
+if [[ "$SECURITY" == scram ]]; then
+  secure_prepare "$BASE" "$BOOTSTRAP" >/dev/null || die "could not prepare the certificates and passwords in $BASE"
+fi
 
 # ---- already running? ------------------------------------------------------------------------
 if pid="$(broker_pid)"; then
   if ready; then
     say "already running (pid $pid) on $BOOTSTRAP"
-    echo "KAFKA_BOOTSTRAP=$BOOTSTRAP"
+    announce
     exit 0
   fi
   say "process $pid is alive but not answering yet on $BOOTSTRAP"
   wait_ready "$pid"
-  echo "KAFKA_BOOTSTRAP=$BOOTSTRAP"
+  announce
   exit 0
 fi
 if [[ -f "$PIDFILE" ]]; then
@@ -165,6 +190,10 @@ sed -e "s|@KAFKA_PORT@|$KAFKA_PORT|g" \
     -e "s|@KAFKA_CONTROLLER_PORT@|$KAFKA_CONTROLLER_PORT|g" \
     -e "s|@DATA_DIR@|$DATA_DIR|g" \
     "$HERE/server.properties.in" >"$PROPS"
+if [[ "$SECURITY" == scram ]]; then
+  chmod 600 "$PROPS"  # it holds the brokers' own password
+  secure_properties "$BASE" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" >>"$PROPS"
+fi
 
 JAVA_OPTS=(
   $KAFKA_HEAP_OPTS
@@ -183,11 +212,14 @@ if [[ ! -f "$DATA_DIR/meta.properties" ]]; then
     cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' | cut -c1-22)"
     [[ "$cid" != -* ]] && break
   done
-  say "formatting $DATA_DIR (cluster id $cid)"
+  say "formatting $DATA_DIR (cluster id $cid, security $SECURITY)"
   mkdir -p "$DATA_DIR"
+  scram=()
+  if [[ "$SECURITY" == scram ]]; then mapfile -t scram < <(secure_format_args "$BASE"); fi
   "$JAVA" "${JAVA_OPTS[@]}" kafka.tools.StorageTool format --ignore-formatted \
-      -t "$cid" -c "$PROPS" >"$LOGS/format.log" 2>&1 \
+      -t "$cid" -c "$PROPS" "${scram[@]}" >"$LOGS/format.log" 2>&1 \
     || { cat "$LOGS/format.log" >&2; die "storage format failed"; }
+  echo "$SECURITY" >"$BASE/security"
 fi
 
 # ---- start -------------------------------------------------------------------------------------
@@ -199,5 +231,9 @@ setsid nohup "$JAVA" "${JAVA_OPTS[@]}" kafka.Kafka "$PROPS" >>"$LOGS/stdout.log"
 pid=$!
 echo "$pid" >"$PIDFILE"
 wait_ready "$pid"
+if [[ "$SECURITY" == scram ]]; then
+  say "the roles' users and ACLs (croupier acls, as admin)"
+  secure_acls "$BASE" | sed 's/^/kafka:   /' || die "could not create the roles' users and ACLs (see above)"
+fi
 say "running (pid $pid); data: $DATA_DIR; logs: $LOGS/server.log"
-echo "KAFKA_BOOTSTRAP=$BOOTSTRAP"
+announce

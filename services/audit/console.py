@@ -13,6 +13,7 @@ import msgspec
 from services.audit.compare import KINDS, Finding
 from services.audit.verify import Audit, Progress, audit
 from services.audit.window import Span
+from services.security.denied import reraise
 from services.settings import Settings
 
 OK, DIFFERENT, UNREADABLE = 0, 1, 2
@@ -34,6 +35,7 @@ def run(
         _fail(f"{error}; retry with a larger --timeout, or check the broker's health")
         return UNREADABLE
     except Exception as error:  # kafka-python raises its own errors for an unreachable cluster
+        reraise(error, settings, doing="verify", resource="topics", operation="Describe and Read")
         _fail(
             f"cannot read from Kafka at {settings.kafka_bootstrap} ({error!r}); start it "
             "(`make kafka-up`) or pass --bootstrap / KAFKA_BOOTSTRAP"

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+from services.security import clients
+from services.security.denied import partitions as readable
+from services.settings import Settings
+
 
 @dataclass(frozen=True, kw_only=True)
 class Message:
@@ -23,7 +27,7 @@ class Message:
 
 
 def read_topic(
-    bootstrap: str,
+    settings: Settings,
     topic: str,
     *,
     timeout: float = 60.0,
@@ -31,7 +35,7 @@ def read_topic(
 ) -> Iterator[Message]:
     """Every committed message of a topic, partition by partition, up to the end at call time."""
     consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **clients.kafka_python(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",
@@ -41,10 +45,9 @@ def read_topic(
         fetch_max_bytes=64 * 1024 * 1024,
     )
     try:
-        partitions = consumer.partitions_for_topic(topic)
-        if partitions is None:
-            raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        tps = [
+            TopicPartition(topic, p) for p in readable(consumer, settings, topic, doing="read it")
+        ]
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         ends = consumer.end_offsets(tps)
@@ -77,18 +80,17 @@ def read_topic(
         consumer.close()
 
 
-def log_starts(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
+def log_starts(settings: Settings, topic: str) -> dict[int, tuple[int, int]]:
     """Each partition's (log start offset, end offset): where its kept records begin and end.
 
     The start moves only forward (retention, `delete_records`), so asked after a read it bounds
     from below where that read began: a record read below it may have had neighbours removed.
     """
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    consumer = KafkaConsumer(**clients.kafka_python(settings), group_id=None)
     try:
-        partitions = consumer.partitions_for_topic(topic)
-        if partitions is None:
-            raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        tps = [
+            TopicPartition(topic, p) for p in readable(consumer, settings, topic, doing="read it")
+        ]
         starts = consumer.beginning_offsets(tps)
         ends = consumer.end_offsets(tps)
     finally:
@@ -96,7 +98,7 @@ def log_starts(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
     return {tp.partition: (starts[tp], ends[tp]) for tp in tps}
 
 
-def committed_lag(bootstrap: str, group: str, topics: list[str], wait: float = 30.0) -> int:
+def committed_lag(settings: Settings, group: str, topics: list[str], wait: float = 30.0) -> int:
     """How many input messages the group has not committed yet (0 when it has caught up).
 
     A young broker elects the group coordinator on first use: errors Kafka calls retriable
@@ -105,22 +107,22 @@ def committed_lag(bootstrap: str, group: str, topics: list[str], wait: float = 3
     deadline = time.monotonic() + wait
     while True:
         try:
-            return _committed_lag(bootstrap, group, topics)
+            return _committed_lag(settings, group, topics)
         except KafkaError as error:
             if not error.retriable or time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
 
 
-def _committed_lag(bootstrap: str, group: str, topics: list[str]) -> int:
+def _committed_lag(settings: Settings, group: str, topics: list[str]) -> int:
     from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = KafkaAdminClient(**clients.kafka_python(settings))
     try:
         committed = admin.list_group_offsets({group: None}).get(group, {})
     finally:
         admin.close()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    consumer = KafkaConsumer(**clients.kafka_python(settings), group_id=None)
     try:
         tps = [
             TopicPartition(t, p)

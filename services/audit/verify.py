@@ -20,6 +20,7 @@ from services.audit.judge import judge
 from services.audit.pending import PendingBet, pending
 from services.audit.reader import Message, log_starts, read_topic
 from services.audit.window import Kept, Kind, Span
+from services.security.login import check
 from services.settings import Settings
 
 Progress = Callable[[str], Callable[[int, int], None]]
@@ -67,11 +68,12 @@ def audit(
     """Fold the inputs, read the committed outputs, and compare them."""
     started = time.monotonic()
     s = settings
+    check(s)
 
     def read(topic: str) -> tuple[list[Message], list[Span]]:
         report = progress(topic) if progress is not None else None
-        messages = list(read_topic(s.kafka_bootstrap, topic, timeout=timeout, progress=report))
-        return _window(topic, messages, log_starts(s.kafka_bootstrap, topic))
+        messages = list(read_topic(s, topic, timeout=timeout, progress=report))
+        return _window(topic, messages, log_starts(s, topic))
 
     kept: list[Kept] = []
     inputs: list[Span] = []
@@ -93,10 +95,8 @@ def audit(
         ("table-stats", s.topic_table_stats),
     ):
         report = progress(topic) if progress is not None else None
-        found_by_role[role] = list(
-            read_topic(s.kafka_bootstrap, topic, timeout=timeout, progress=report)
-        )
-        out_spans[role] = _spans(topic, found_by_role[role], log_starts(s.kafka_bootstrap, topic))
+        found_by_role[role] = list(read_topic(s, topic, timeout=timeout, progress=report))
+        out_spans[role] = _spans(topic, found_by_role[role], log_starts(s, topic))
     found = Outputs(
         settlements=[m.value for m in found_by_role["settlements"]],
         refunds=[m.value for m in found_by_role["refunds"]],

@@ -10,6 +10,7 @@ from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.history.projector import partitions_of, sources
 from services.history.queries import Reads
+from services.security import clients
 from services.settings import Settings
 
 log = logging.getLogger("croupier.lag")
@@ -32,7 +33,7 @@ class Lag:
         if found is None:
             return
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=s.kafka_bootstrap,
+            **clients.aiokafka(s),
             group_id=None,
             client_id=f"{s.group_id}-api",
             enable_auto_commit=False,

@@ -25,6 +25,9 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from services.history.projection import Changes, Source
 from services.history.store import Conflict, Position, Store
+from services.security import clients
+from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied
+from services.security.login import Unreachable, login
 from services.settings import Settings
 
 log = logging.getLogger("croupier.projector")
@@ -46,8 +49,17 @@ def sources(settings: Settings) -> dict[str, Source]:
 async def partitions_of(
     settings: Settings, topics: list[str], stopping: asyncio.Event
 ) -> list[TopicPartition] | None:
-    """Every partition of the topics, waiting (and saying so) while some do not exist."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    """Every partition of the topics, waiting (and saying so) while some do not exist; a
+    refusal of the brokers (login, or a topic this principal may not describe) is AccessDenied."""
+    while not stopping.is_set():
+        try:
+            await login(settings)
+            break
+        except Unreachable as error:
+            log.warning("%s; retrying", error)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), timeout=2)
+    admin = AIOKafkaAdminClient(**clients.aiokafka(settings))
     while not stopping.is_set():
         try:
             await admin.start()
@@ -60,7 +72,20 @@ async def partitions_of(
         while not stopping.is_set():
             found: dict[str, list[int]] = {}
             try:
-                for meta in await admin.describe_topics(sorted(topics)):
+                described = await admin.describe_topics(sorted(topics))
+                refused = [
+                    m["topic"] for m in described if m["error_code"] == TOPIC_AUTHORIZATION_FAILED
+                ]
+                if refused:
+                    who = clients.principal(settings)
+                    raise AccessDenied(
+                        f"{who} is not allowed to project the read side: the brokers refused "
+                        f"Describe and Read on topics {', '.join(sorted(refused))}; run it as the "
+                        "readside role (.data/kafka/clients/readside.env), or have the operator "
+                        "grant it in services/roles.py (`croupier acls`, as admin)",
+                        principal=who,
+                    )
+                for meta in described:
                     if meta["error_code"] == 0 and meta["partitions"]:
                         found[meta["topic"]] = sorted(p["partition"] for p in meta["partitions"])
             except KafkaError as error:
@@ -106,7 +131,7 @@ class Projector:
     async def run(self) -> None:
         s = self.settings
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=s.kafka_bootstrap,
+            **clients.aiokafka(s),
             group_id=None,
             client_id=f"{s.group_id}-projector",
             enable_auto_commit=False,

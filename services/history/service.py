@@ -31,6 +31,8 @@ from services.history.projector import Projector
 from services.history.queries import Reads
 from services.history.settings import ApiSettings
 from services.history.store import Store, connect, database_url
+from services.security import clients
+from services.security.denied import AccessDenied
 from services.settings import Settings
 
 log = logging.getLogger("croupier.readside")
@@ -60,7 +62,7 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
     """The faust app of one API process."""
     app = faust.App(
         f"{settings.group_id}-history",
-        broker=f"kafka://{settings.kafka_bootstrap}",
+        **clients.faust_broker(settings),
         store="memory://",
         web_enabled=False,
         datadir=datadir,
@@ -104,9 +106,14 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
 
 def _fatal(job: asyncio.Future[None]) -> None:
     """A projector that failed for good ends its API process: serving a database that no longer
-    follows the topics would hide the failure (every batch is atomic, so nothing is lost)."""
+    follows the topics would hide the failure (every batch is atomic, so nothing is lost). A
+    refusal of the brokers exits with code 2 and says who was refused what."""
     if job.cancelled() or job.exception() is None:
         return
+    if isinstance(job.exception(), AccessDenied):
+        log.critical("the projector was refused: %s; stopping", job.exception())
+        logging.shutdown()
+        os._exit(2)
     log.critical("the projector failed: %s; stopping", job.exception(), exc_info=job.exception())
     logging.shutdown()
     os._exit(1)
@@ -144,6 +151,9 @@ def project(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int
 
     try:
         asyncio.run(run())
+    except AccessDenied as error:
+        log.critical("croupier projector: %s", error)
+        return 2
     finally:
         engine.dispose()
     return 0

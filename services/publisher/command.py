@@ -78,12 +78,14 @@ def publish(
 
 def command(args: argparse.Namespace) -> int:
     """`croupier publish FILE... [--skip-invalid]`."""
+    from services.security.denied import reraise
     from services.settings import Settings
 
     settings = Settings()
     try:
         publisher = Publisher.from_settings(settings)
     except Exception as error:
+        reraise(error, settings, doing="publish", resource="topics", operation="Write")
         print(
             f"croupier publish: cannot reach Kafka at {settings.kafka_bootstrap} ({error}); "
             "start it with `make kafka-up` or set KAFKA_BOOTSTRAP",

@@ -20,6 +20,9 @@ from kafka.errors import KafkaError, KafkaTimeoutError  # type: ignore[import-un
 
 from schemas.events import AnyEvent
 from services.publisher.message import Message, prepare
+from services.security import clients
+from services.security.denied import reraise
+from services.security.login import check
 from services.settings import Settings
 
 
@@ -50,10 +53,12 @@ class _InFlight:
     attempt: int
 
 
-def connect(bootstrap: str, **config: Any) -> Producer:
-    """An idempotent kafka-python producer with acks=all (each partition keeps its order)."""
+def connect(settings: Settings, **config: Any) -> Producer:
+    """An idempotent kafka-python producer with acks=all (each partition keeps its order), once
+    the brokers accepted the login (a refused one is AccessDenied at once)."""
+    check(settings)
     options: dict[str, Any] = {
-        "bootstrap_servers": bootstrap,
+        **clients.kafka_python(settings),
         "acks": "all",
         "enable_idempotence": True,
         "linger_ms": 5,
@@ -80,8 +85,11 @@ class Publisher:
         window: int = 20_000,
         wait: float = 60.0,
         backoff: Callable[[int], None] = lambda attempt: time.sleep(min(0.2 * 2**attempt, 5.0)),
+        settings: Settings | None = None,
     ) -> None:
         self.producer = producer
+        self.settings = settings
+        """Given, a refusal of the brokers is raised as AccessDenied naming the principal."""
         self.topics = {"rounds": rounds, "bets": bets}
         self.attempts = attempts
         self.window = window
@@ -94,9 +102,10 @@ class Publisher:
     def from_settings(cls, settings: Settings, **options: Any) -> Publisher:
         """A publisher to the topics of the settings, on a new idempotent producer."""
         return cls(
-            connect(settings.kafka_bootstrap),
+            connect(settings),
             rounds=settings.topic_rounds,
             bets=settings.topic_bets,
+            settings=settings,
             **options,
         )
 
@@ -146,6 +155,15 @@ class Publisher:
                 head.future.get(timeout=self.wait)
             except (KafkaTimeoutError, KafkaError) as error:
                 if not _unknown_outcome(error):
+                    if self.settings is not None:
+                        topic = self.topics[head.message.topic]
+                        reraise(
+                            error,
+                            self.settings,
+                            doing=f"publish event {head.message.event_id} to {topic}",
+                            resource=f"topic {topic}",
+                            operation="Write",
+                        )
                     raise PublishError(
                         f"event {head.message.event_id} was refused by Kafka: {error!r}; "
                         "check the topic exists (croupier topics) and the event size"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from services.security import clients
 from services.settings import Settings
 
 
@@ -30,7 +31,7 @@ async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
     tps = [TopicPartition(settings.topic_state, p) for p in partitions]
     logs = {p: Log(entries={}) for p in partitions}
     reader = AIOKafkaConsumer(
-        bootstrap_servers=settings.kafka_bootstrap,
+        **clients.aiokafka(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",

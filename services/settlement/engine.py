@@ -29,6 +29,9 @@ from kafka import errors as kafka_errors  # type: ignore[import-untyped]
 
 from schemas.codec import encode
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
+from services.security import clients
+from services.security.denied import AccessDenied, explain
+from services.security.login import Unreachable, login
 from services.settings import Settings
 from services.settlement import changelog, state
 from services.settlement.fold import Fold
@@ -72,15 +75,60 @@ class Engine:
         self.consumer: AIOKafkaConsumer | None = None
         self.stopping = asyncio.Event()
         self.topic_kind = {settings.topic_rounds: "rounds", settings.topic_bets: "bets"}
+        self.denied: AccessDenied | None = None
+        """Set when the brokers refused this worker's principal: it stops, and says why."""
 
     async def run(self) -> None:
-        """Process until stop() is called; every failure of a task is recovered in place."""
+        """Process until stop() is called; every failure of a task is recovered in place, except
+        a refusal of the brokers (authentication or a missing ACL), which stops the engine with
+        an AccessDenied that names the principal, the resource and the permission."""
+        try:
+            await self._run()
+        except AccessDenied as error:
+            self._deny(error)
+        except Exception as error:
+            denied = self._explain(error)
+            if denied is None:
+                raise
+            self._deny(denied)
+
+    def _explain(self, error: BaseException) -> AccessDenied | None:
         s = self.settings
+        return explain(
+            error,
+            s,
+            doing=f"settle (read {s.topic_rounds} and {s.topic_bets} in group {s.group_id}, "
+            f"write the outputs with transactional ids {s.transactional_prefix}-<p>)",
+            resource=f"the worker's topics, group {s.group_id} or transactional ids "
+            f"{s.transactional_prefix}-*",
+            operation="the croupier role's operations (services/roles.py)",
+        )
+
+    def _deny(self, denied: AccessDenied) -> None:
+        self.denied = denied
+        self.stopping.set()
+        log.critical("refused by the brokers, stopping: %s", denied)
+        raise denied
+
+    async def _login(self) -> None:
+        """Log in once before anything else; a broker not up yet is waited for."""
+        while True:
+            try:
+                return await login(self.settings)
+            except Unreachable as error:
+                if self.stopping.is_set():
+                    raise
+                log.warning("%s; retrying in 1 s", error)
+                await asyncio.sleep(1)
+
+    async def _run(self) -> None:
+        s = self.settings
+        await self._login()
         problems = await self._ensure_topics()
         if problems:
             raise RuntimeError("; ".join(problems))
         self.consumer = AIOKafkaConsumer(
-            bootstrap_servers=s.kafka_bootstrap,
+            **clients.aiokafka(s),
             group_id=s.group_id,
             client_id=f"{s.group_id}-consumer",
             enable_auto_commit=False,
@@ -110,6 +158,8 @@ class Engine:
             async with self.lock:
                 await self._drop(list(self.tasks))
             await self.consumer.stop()
+        if self.denied is not None:
+            raise self.denied
 
     async def _ensure_topics(self) -> list[str]:
         """Create or check the topics; a broker not answering yet is waited for, not fatal."""
@@ -117,7 +167,7 @@ class Engine:
             try:
                 return await asyncio.to_thread(ensure, self.settings, io.StringIO())
             except (KafkaError, kafka_errors.KafkaError, OSError) as error:
-                if self.stopping.is_set():
+                if self.stopping.is_set() or self._explain(error) is not None:
                     raise
                 log.warning("topics: broker not reachable (%r); retrying in 1 s", error)
                 await asyncio.sleep(1)
@@ -130,14 +180,14 @@ class Engine:
             try:
                 return await self._count_partitions()
             except (KafkaError, OSError) as error:
-                if self.stopping.is_set():
+                if self.stopping.is_set() or self._explain(error) is not None:
                     raise
                 log.warning("output partitions: broker not reachable (%r); retrying in 1 s", error)
                 await asyncio.sleep(1)
 
     async def _count_partitions(self) -> None:
         s = self.settings
-        producer = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap)
+        producer = AIOKafkaProducer(**clients.aiokafka(s))
         await producer.start()
         try:
             for topic in (*s.inputs, *s.outputs, s.topic_state):
@@ -194,6 +244,9 @@ class Engine:
             self.fenced[task.partition] = time.monotonic()
             return
         except Exception as error:  # any failure of the transaction: the committed state is safe
+            denied = self._explain(error)
+            if denied is not None:
+                raise denied from error
             # Not only KafkaError: a producer that the broker fenced or failed in the background
             # raises IllegalOperation ("not in transaction") on its next send, and that crashed the
             # worker of a paused-then-resumed process (chaos suite). Rebuilding is always safe: a
@@ -369,6 +422,11 @@ class Engine:
                 await self._build(partitions)
                 return
             except (TimeoutError, KafkaError, OSError) as error:
+                denied = self._explain(error)
+                if denied is not None:  # (in a rebalance callback, which aiokafka would swallow)
+                    self.denied = denied
+                    self.stopping.set()
+                    return
                 log.warning("tasks %s: rebuild failed (%r); retrying in 1 s", partitions, error)
                 await self._drop(partitions)
                 await asyncio.sleep(1)
@@ -482,7 +540,7 @@ class Engine:
     def _producer(self, partition: int) -> AIOKafkaProducer:
         s = self.settings
         return AIOKafkaProducer(
-            bootstrap_servers=s.kafka_bootstrap,
+            **clients.aiokafka(s),
             client_id=f"{s.transactional_prefix}-{partition}",
             transactional_id=f"{s.transactional_prefix}-{partition}",
             enable_idempotence=True,
@@ -517,7 +575,7 @@ class Engine:
         if not wanted:
             return 0
         reader = AIOKafkaConsumer(
-            bootstrap_servers=self.settings.kafka_bootstrap,
+            **clients.aiokafka(self.settings),
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",

@@ -19,11 +19,15 @@ from typing import Any
 import faust
 from mode import Service
 
+from services.security import clients
+from services.security.denied import AccessDenied
 from services.settings import Settings
 from services.settlement.engine import Engine
 from services.settlement.metrics import render
 
 log = logging.getLogger("croupier.worker")
+DENIED_GRACE = 2.0
+"""Seconds a refused worker stays up, its /health saying why, before it exits with code 2."""
 
 
 def free_port(host: str) -> int:
@@ -41,7 +45,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
     os.makedirs(datadir, exist_ok=True)
     app = faust.App(
         f"{settings.group_id}-worker",
-        broker=f"kafka://{settings.kafka_bootstrap}",
+        **clients.faust_broker(settings),
         store="memory://",
         web_host=settings.web_host,
         web_port=port,
@@ -62,9 +66,15 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
             self._task = asyncio.ensure_future(self._run())
 
         async def _run(self) -> None:
-            """A failed engine takes the worker down loudly rather than leaving it idle."""
+            """A failed engine takes the worker down loudly rather than leaving it idle; one the
+            brokers refused exits with code 2 and the refusal (its /health says it meanwhile)."""
             try:
                 await engine.run()
+            except AccessDenied as error:
+                log.critical("croupier worker: %s", error)
+                await asyncio.sleep(DENIED_GRACE)  # for /health to be read
+                logging.shutdown()
+                os._exit(2)
             except Exception as error:
                 log.exception("settlement engine failed; stopping the worker")
                 await self.crash(error)
@@ -76,8 +86,11 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
 
     @app.page("/health")
     async def health(web: Any, request: Any) -> Any:
-        """200 while every task assigned here runs; 503 naming each blocked task and why."""
+        """200 while every task assigned here runs; 503 naming each blocked task and why, or the
+        brokers' refusal of this worker's principal."""
         blocked = {str(p): reason for p, reason in sorted(engine.blocked.items())}
+        if engine.denied is not None:
+            return web.json({"status": "denied", "error": str(engine.denied)}, status=503)
         return web.json(
             {
                 "status": "blocked" if blocked else "ok",

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import BinaryIO, TextIO
 
 from services.publisher.producer import Publisher, PublishError
+from services.security.denied import reraise
 from services.settings import Settings
 from services.simulation.simulator import ROUND_SECONDS, Emission, Simulation
 
@@ -133,6 +134,7 @@ def main(
     try:
         publisher = Publisher.from_settings(settings)
     except Exception as error:
+        reraise(error, settings, doing="publish", resource="topics", operation="Write")
         print(
             f"simulate: cannot reach Kafka at {settings.kafka_bootstrap} ({error}); start it with "
             "`make kafka-up` or set KAFKA_BOOTSTRAP, or write a file with --out FILE",

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from services.security import clients
+from services.security.denied import partitions as readable
 from services.settings import Settings
 from services.view.state import Dashboard
 
@@ -27,7 +29,7 @@ class Feed:
             settings.topic_rejected: "rejected",
         }
         self.consumer = KafkaConsumer(
-            bootstrap_servers=settings.kafka_bootstrap,
+            **clients.kafka_python(settings),
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",
@@ -36,7 +38,7 @@ class Feed:
         tps = [
             TopicPartition(topic, p)
             for topic in self.roles
-            for p in sorted(self.consumer.partitions_for_topic(topic) or ())
+            for p in readable(self.consumer, settings, topic, doing="show the live view")
         ]
         self.consumer.assign(tps)
         self.consumer.seek_to_end(*tps)

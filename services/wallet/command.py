@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import TextIO
 
+from services.security.denied import reraise
 from services.settings import Settings
 from services.wallet.consumer import Progress, consume
 from services.wallet.ledger import Balance, Ledger
@@ -70,7 +71,7 @@ def command(args: argparse.Namespace) -> int:
             try:
                 progress = consume(
                     ledger,
-                    settings.kafka_bootstrap,
+                    settings,
                     topics,
                     follow=args.follow,
                     from_beginning=args.from_beginning,
@@ -81,6 +82,13 @@ def command(args: argparse.Namespace) -> int:
                 print(f"wallet: {error}; create the topics with `croupier topics`", file=sys.stderr)
                 return 1
             except Exception as error:
+                reraise(
+                    error,
+                    settings,
+                    doing="credit what croupier decided",
+                    resource=f"topics {', '.join(topics)}",
+                    operation="Describe and Read",
+                )
                 print(
                     f"wallet: cannot read Kafka at {settings.kafka_bootstrap} ({error}); start "
                     "it with `make kafka-up` or set KAFKA_BOOTSTRAP",

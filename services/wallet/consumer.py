@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 import msgspec
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from services.security import clients
+from services.security.denied import partitions as readable
+from services.security.login import check
+from services.settings import Settings
 from services.wallet.credit import Credit, credit_of
 from services.wallet.ledger import Ledger
 
@@ -28,7 +32,7 @@ class Progress:
 
 def consume(
     ledger: Ledger,
-    bootstrap: str,
+    settings: Settings,
     topics: list[str],
     *,
     follow: bool = False,
@@ -38,8 +42,9 @@ def consume(
     max_records: int = 5000,
 ) -> Progress:
     """Apply every committed record after the stored positions (or all), until the end or `stop`."""
+    check(settings)
     consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **clients.kafka_python(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",
@@ -51,10 +56,8 @@ def consume(
     try:
         tps = []
         for topic in topics:
-            partitions = consumer.partitions_for_topic(topic)
-            if partitions is None:
-                raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
-            tps += [TopicPartition(topic, p) for p in sorted(partitions)]
+            found = readable(consumer, settings, topic, doing="credit what croupier decided")
+            tps += [TopicPartition(topic, p) for p in found]
         consumer.assign(tps)
         stored = {} if from_beginning else ledger.positions(topics)
         for tp in tps:

@@ -99,7 +99,7 @@ def rate(
         for p in processes:
             if p.poll() is not None:
                 raise RuntimeError(f"a benchmark process exited ({p.args}); see {logs}")
-        lag = committed_lag(BOOTSTRAP, group, topics)
+        lag = committed_lag(Settings(kafka_bootstrap=BOOTSTRAP), group, topics)
         now = time.monotonic()
         done = total - lag
         if first is None and done > 0:
@@ -190,7 +190,8 @@ async def _latency(
             out.flush()
             deadline = time.monotonic() + 300
             while (
-                committed_lag(BOOTSTRAP, s.group_id, list(s.inputs)) and time.monotonic() < deadline
+                committed_lag(Settings(kafka_bootstrap=BOOTSTRAP), s.group_id, list(s.inputs))
+                and time.monotonic() < deadline
             ):
                 for p in procs:
                     if p.poll() is not None:

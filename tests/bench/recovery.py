@@ -124,7 +124,7 @@ def new_round(table: str) -> tuple[str, list[tuple[str, bytes]]]:
 def wait_settled(s: Settings, process: subprocess.Popen[bytes], timeout: float = 1800) -> float:
     """Until the group committed every input message; returns the seconds it took."""
     started = time.monotonic()
-    while committed_lag(BOOTSTRAP, s.group_id, list(s.inputs)) != 0:
+    while committed_lag(Settings(kafka_bootstrap=BOOTSTRAP), s.group_id, list(s.inputs)) != 0:
         if process.poll() is not None:
             raise RuntimeError(f"the worker exited with {process.returncode}; see {LOGS}")
         if time.monotonic() - started > timeout:

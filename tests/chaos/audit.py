@@ -68,7 +68,7 @@ def committed_credits(settings: Settings) -> list[bytes]:
             settings.topic_refunds,
             settings.topic_adjustments,
         )
-        for m in read_topic(settings.kafka_bootstrap, topic, timeout=300)
+        for m in read_topic(settings, topic, timeout=300)
     ]
 
 
@@ -135,9 +135,9 @@ def audit_sent(settings: Settings, sent: list[tuple[str, bytes]]) -> Report:
     boards = [b for t in fold.tables if (b := fold.stats(t)) is not None]
 
     def read(topic: str) -> list[bytes]:
-        return [m.value for m in read_topic(settings.kafka_bootstrap, topic, timeout=300)]
+        return [m.value for m in read_topic(settings, topic, timeout=300)]
 
-    stats = read_topic(settings.kafka_bootstrap, settings.topic_table_stats, timeout=300)
+    stats = read_topic(settings, settings.topic_table_stats, timeout=300)
     found = Outputs(
         settlements=read(settings.topic_settlements),
         refunds=read(settings.topic_refunds),

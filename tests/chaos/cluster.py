@@ -326,7 +326,7 @@ def wait_caught_up(settings: Settings, timeout: float = 240.0, stall: float = 90
     lag: int | str = "unknown"
     while time.monotonic() - started < timeout:
         try:
-            now = committed_lag(settings.kafka_bootstrap, settings.group_id, list(settings.inputs))
+            now = committed_lag(settings, settings.group_id, list(settings.inputs))
         except Exception as error:  # the broker may be coming back up
             now = repr(error)
         if now == 0:

@@ -19,6 +19,7 @@ import pytest
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
+from services.settings import Settings
 from tests.chaos.audit import FIGURES
 from tests.chaos.cluster import LOGS, SEED, say
 from tests.kafka import ROOT
@@ -102,7 +103,7 @@ def _warm(bootstrap: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            committed_lag(bootstrap, "chaos-warm-up", [])
+            committed_lag(Settings(kafka_bootstrap=bootstrap), "chaos-warm-up", [])
             return
         except KafkaError as error:
             if time.monotonic() > deadline:

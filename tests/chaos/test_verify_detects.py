@@ -44,9 +44,7 @@ def test_verify_reports_every_kind_of_damage_done_to_committed_output(broker: Br
     assert (code, clean["ok"]) == (0, True), clean
     say(f"verify: a clean cluster passes ({clean['checked']} records, exit 0)")
 
-    settlements = [
-        m.value for m in read_topic(settings.kafka_bootstrap, settings.topic_settlements)
-    ]
+    settlements = [m.value for m in read_topic(settings, settings.topic_settlements)]
     first, second = (msgspec.json.decode(raw) for raw in settlements[:2])
     forged = {**second, "payout": second["payout"] + 1000}
     foreign = {**first, "settlement_id": "forged-id", "bet_id": "no-such-bet"}

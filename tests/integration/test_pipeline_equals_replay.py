@@ -29,9 +29,9 @@ def _committed(settings: Settings) -> tuple[Counter[bytes], dict[str, bytes]]:
         settings.topic_adjustments,
         settings.topic_rejected,
     ):
-        records.update(m.value for m in read_topic(settings.kafka_bootstrap, topic))
+        records.update(m.value for m in read_topic(settings, topic))
     stats: dict[str, bytes] = {}
-    for m in read_topic(settings.kafka_bootstrap, settings.topic_table_stats):
+    for m in read_topic(settings, settings.topic_table_stats):
         assert m.key is not None
         stats[m.key.decode()] = m.value
     return records, stats

@@ -21,9 +21,7 @@ from tests.kafka import ROOT, create_topics, environment, isolated_settings
 
 
 def _topic(settings: Settings, name: str) -> list[tuple[bytes, bytes, int]]:
-    return [
-        (m.key or b"", m.value, m.partition) for m in read_topic(settings.kafka_bootstrap, name)
-    ]
+    return [(m.key or b"", m.value, m.partition) for m in read_topic(settings, name)]
 
 
 def _fold(rounds: list[bytes], bets: list[bytes]) -> Counter[bytes]:

@@ -72,7 +72,7 @@ def _delete_heads(settings: Settings) -> dict[tuple[str, int], int]:
 
 
 def _read(settings: Settings, topic: str) -> list[Message]:
-    return list(read_topic(settings.kafka_bootstrap, topic))
+    return list(read_topic(settings, topic))
 
 
 def _copy_without(settings: Settings, drop: set[str]) -> Settings:

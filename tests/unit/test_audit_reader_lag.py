@@ -11,6 +11,7 @@ from kafka.errors import (  # type: ignore[import-untyped]
 )
 
 from services.audit import reader
+from services.settings import Settings
 
 
 def test_a_coordinator_not_yet_available_is_asked_again_until_it_answers(
@@ -22,7 +23,7 @@ def test_a_coordinator_not_yet_available_is_asked_again_until_it_answers(
         7,
     ]
 
-    def lag(bootstrap: str, group: str, topics: list[str]) -> int:
+    def lag(settings: Settings, group: str, topics: list[str]) -> int:
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -30,28 +31,28 @@ def test_a_coordinator_not_yet_available_is_asked_again_until_it_answers(
 
     monkeypatch.setattr(reader, "_committed_lag", lag)
     monkeypatch.setattr(reader.time, "sleep", lambda _: None)
-    assert reader.committed_lag("127.0.0.1:1", "g", ["bets"]) == 7
+    assert reader.committed_lag(Settings(kafka_bootstrap="127.0.0.1:1"), "g", ["bets"]) == 7
     assert answers == []
 
 
 def test_an_error_that_is_not_retriable_is_raised_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = 0
 
-    def lag(bootstrap: str, group: str, topics: list[str]) -> int:
+    def lag(settings: Settings, group: str, topics: list[str]) -> int:
         nonlocal calls
         calls += 1
         raise TopicAuthorizationFailedError()
 
     monkeypatch.setattr(reader, "_committed_lag", lag)
     with pytest.raises(TopicAuthorizationFailedError):
-        reader.committed_lag("127.0.0.1:1", "g", ["bets"])
+        reader.committed_lag(Settings(kafka_bootstrap="127.0.0.1:1"), "g", ["bets"])
     assert calls == 1
 
 
 def test_a_coordinator_that_never_comes_fails_after_the_wait(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def lag(bootstrap: str, group: str, topics: list[str]) -> int:
+    def lag(settings: Settings, group: str, topics: list[str]) -> int:
         raise CoordinatorNotAvailableError()
 
     clock = itertools.count(0, 10)
@@ -59,4 +60,4 @@ def test_a_coordinator_that_never_comes_fails_after_the_wait(
     monkeypatch.setattr(reader.time, "sleep", lambda _: None)
     monkeypatch.setattr(reader.time, "monotonic", lambda: float(next(clock)))
     with pytest.raises(CoordinatorNotAvailableError):
-        reader.committed_lag("127.0.0.1:1", "g", ["bets"], wait=30.0)
+        reader.committed_lag(Settings(kafka_bootstrap="127.0.0.1:1"), "g", ["bets"], wait=30.0)

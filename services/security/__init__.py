@@ -1,0 +1,1 @@
+"""Authenticated, encrypted clients and least privilege: client settings, access errors, ACLs."""
