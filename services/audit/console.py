@@ -14,6 +14,7 @@ from services.audit.compare import KINDS, Finding
 from services.audit.verify import Audit, Progress, audit
 from services.audit.window import Span
 from services.settings import Settings
+from services.signing.keys import KeyFileError
 
 OK, DIFFERENT, UNREADABLE = 0, 1, 2
 
@@ -25,6 +26,9 @@ def run(
     try:
         with _progress(sys.stderr, quiet) as progress:
             result = audit(settings, progress=progress, timeout=timeout)
+    except KeyFileError as error:
+        _fail(str(error))
+        return UNREADABLE
     except LookupError as error:
         _fail(
             f"{error}; check --bootstrap and the CROUPIER_TOPIC_* names, or run `croupier topics`"
