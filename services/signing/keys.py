@@ -13,7 +13,7 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Annotated, Final
 
 import msgspec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from schemas.keys import PrivateKeyFile, TableKeysFile
+from schemas.keys import PrivateKeyFile, PublicKeyText, TableKeysFile
 
 TableKeys = Mapping[str, tuple[Ed25519PublicKey, ...]]
 """The public keys of each signing table; a table not in it is read without signatures."""
@@ -31,6 +31,7 @@ NO_KEYS: Final[TableKeys] = {}
 _KEYS_FILE: Final = msgspec.json.Decoder(TableKeysFile)
 _PRIVATE_FILE: Final = msgspec.json.Decoder(PrivateKeyFile)
 _ENCODER: Final = msgspec.json.Encoder()
+_KEY_LIST: Final = Annotated[list[PublicKeyText], msgspec.Meta(min_length=1)]
 
 
 class KeyFileError(ValueError):
@@ -74,9 +75,10 @@ def parse(raw: bytes, source: str = "the table keys file") -> TableKeys:
         found = _KEYS_FILE.decode(raw)
     except msgspec.ValidationError as error:
         raise KeyFileError(
-            f'{source}: {error}; expected {{"v": 1, "tables": {{"<table_id>": ["<key>", '
-            "...]}}}} with each key 43 characters of base64url (see "
-            "schemas/json/table-keys.schema.json; `croupier keys new TABLE` writes entries)"
+            f"{source}: {_where(raw, error)}; expected "
+            '{"v": 1, "tables": {"<table_id>": ["<key>", ...]}} with each key 43 characters of '
+            "base64url (schemas/json/table-keys.schema.json; `croupier keys new TABLE` writes "
+            "entries)"
         ) from None
     except msgspec.DecodeError as error:
         raise KeyFileError(f"{source}: not valid JSON ({error}); fix the file") from None
@@ -95,6 +97,19 @@ def parse(raw: bytes, source: str = "the table keys file") -> TableKeys:
             raise KeyFileError(f"{source}: table {table_id!r} lists a key twice; remove the repeat")
         tables[table_id] = tuple(keys)
     return tables
+
+
+def _where(raw: bytes, error: msgspec.ValidationError) -> str:
+    """The error of a file that is JSON but not a keys file, naming the table at fault."""
+    tables = msgspec.json.decode(raw)
+    tables = tables.get("tables") if isinstance(tables, dict) else None
+    if isinstance(tables, dict):
+        for table_id, keys in tables.items():
+            try:
+                msgspec.convert(keys, _KEY_LIST)
+            except msgspec.ValidationError as problem:
+                return f"table {table_id!r}: {problem}"
+    return str(error)
 
 
 def load(path: str | os.PathLike[str] | None) -> TableKeys:
