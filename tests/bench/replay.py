@@ -1,4 +1,6 @@
-"""`make bench`: replay throughput next to a bare `json.loads` of the same file, and memory.
+"""`make bench`: replay throughput next to a bare `json.loads` of the same file, the same replay
+with every table signing its money-moving round events (checked against the tables' keys), and
+memory.
 
 Both sides run in this one process, on the same file, taking turns, best of several repeats each,
 so the ratio is comparable even on a noisy machine.
@@ -20,7 +22,9 @@ from pathlib import Path
 from services.settlement.fold import DEFAULT_HORIZON, Fold
 from services.settlement.replay import lines as replay_lines
 from services.settlement.replay import replay, split_lines
+from services.signing.keys import TableKeys, derived_key
 from services.simulation.streams import Profile, generate
+from tests.unit.signing import sign_all
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
 ROUNDS = int(os.environ.get("CROUPIER_BENCH_ROUNDS", "1000000"))
@@ -46,6 +50,28 @@ def stream_file() -> Path:
         batch += 1
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
+
+
+def signed_file(path: Path) -> tuple[Path, TableKeys]:
+    """The same stream with every table's money-moving round events signed by its own key
+    (derived from its name), and those keys, as the workers would be given them."""
+    signed = path.with_name(path.stem + "-signed.jsonl")
+    lines = path.read_bytes().split(b"\n")
+    tables = {t.decode() for t in _table_ids(lines)}
+    signers = {table: derived_key("bench", table) for table in sorted(tables)}
+    if not signed.exists():
+        print(f"signing the stream into {signed} ...", file=sys.stderr, flush=True)
+        signed.write_bytes(b"\n".join(sign_all(lines, signers)))
+    return signed, {table: (key.public_key(),) for table, key in signers.items()}
+
+
+def _table_ids(lines: list[bytes]) -> set[bytes]:
+    found = set()
+    for line in lines:
+        at = line.find(b'"table_id":"')
+        if at >= 0:
+            found.add(line[at + 12 : line.index(b'"', at + 12)])
+    return found
 
 
 def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[list[float], int]]:
@@ -93,11 +119,38 @@ def throughput() -> None:
         with open(os.devnull, "wb") as sink:
             return replay(replay_lines([str(path)]), sink, Fold(), stats=True)
 
-    timed = best({"json.loads": bare, "croupier replay": croupier})
+    signed, keys = signed_file(path)
+    checked = signed.read_bytes().count(b'"sig":"')
+    probe = io.BytesIO()
+    replay(replay_lines([str(signed)]), probe, Fold(keys=keys))
+    assert b"bad_signature" not in probe.getvalue(), "the signed stream must verify throughout"
+
+    def croupier_signed() -> int:
+        with open(os.devnull, "wb") as sink:
+            return replay(replay_lines([str(signed)]), sink, Fold(keys=keys), stats=True)
+
+    timed = best(
+        {
+            "json.loads": bare,
+            "croupier replay": croupier,
+            "croupier replay, signed": croupier_signed,
+        }
+    )
     bases, _ = timed["json.loads"]
     ourses, records = timed["croupier replay"]
+    signeds, signed_records = timed["croupier replay, signed"]
     print("whole file, each side in turn, best of", REPEATS)
     table(events, min(bases), min(ourses), records)
+    print(
+        f"{'replay, signed':24}{min(signeds):>10.3f}{events / min(signeds):>14,.0f}"
+        f"   ({signed_records:,} records out; {checked:,} signatures checked against "
+        f"{len(keys)} tables' keys, {signed.stat().st_size / 1e6:.1f} MB)"
+    )
+    print(
+        f"ratio signed/unsigned replay: {min(ourses) / min(signeds):.2f}; per run "
+        + ", ".join(f"{o / g:.2f}" for o, g in zip(ourses, signeds, strict=True))
+        + f" (load average {os.getloadavg()[0]:.2f})"
+    )
     pairs = sorted(b / o for b, o in zip(bases, ourses, strict=True))
     print(
         f"ratio of each run to the bare run just before it: {', '.join(f'{r:.2f}' for r in pairs)}"
