@@ -167,6 +167,64 @@ def throughput() -> None:
     )
 
 
+def signed_side_by_side(path: Path) -> None:
+    """The replay of the stream with every table signing next to the unsigned replay, taking
+    turns block by block (the same lines of each file, the order alternating from block to
+    block), so that the machine's drift weighs on both alike."""
+    signed, keys = signed_file(path)
+    plain_lines = path.read_bytes().split(b"\n")
+    signed_lines = signed.read_bytes().split(b"\n")
+    assert len(plain_lines) == len(signed_lines)
+    checked = sum(line.count(b'"sig":"') for line in signed_lines)
+    step = 4000
+    cuts = range(0, len(plain_lines), step)
+    runs: list[tuple[float, float]] = []
+    for n in range(REPEATS):
+        plain_fold, signed_fold = Fold(), Fold(keys=keys)
+        plain = sign = 0.0
+        gc.collect()
+        with open(os.devnull, "wb") as sink:
+            for b, cut in enumerate(cuts):
+                sides = [
+                    (plain_fold, plain_lines[cut : cut + step], False),
+                    (signed_fold, signed_lines[cut : cut + step], True),
+                ]
+                for fold, block, is_signed in sides if b % 2 == 0 else sides[::-1]:
+                    start = time.perf_counter()
+                    replay(block, sink, fold)
+                    took = time.perf_counter() - start
+                    if is_signed:
+                        sign += took
+                    else:
+                        plain += took
+        runs.append((plain, sign))
+        print(
+            f"  signed block by block run {n + 1}/{REPEATS}: unsigned {plain:.3f} s, "
+            f"signed {sign:.3f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    events = sum(1 for line in plain_lines if line.strip())
+    best_plain = min(p for p, _ in runs)
+    best_signed = min(g for _, g in runs)
+    print(
+        f"signed vs unsigned, block by block ({step:,} lines a block, the order alternating), "
+        f"best of {REPEATS}; {checked:,} signatures checked ({checked / events:.1%} of the events)"
+    )
+    print(f"{'':24}{'seconds':>10}{'events/s':>14}")
+    print(f"{'replay, unsigned':24}{best_plain:>10.3f}{events / best_plain:>14,.0f}")
+    print(f"{'replay, all tables sign':24}{best_signed:>10.3f}{events / best_signed:>14,.0f}")
+    ratios = sorted(p / g for p, g in runs)
+    extra = sorted((g - p) / checked * 1e6 for p, g in runs)
+    print(
+        f"ratio signed/unsigned (events/s; < 1.0: signing costs): {best_plain / best_signed:.2f}; "
+        "each run "
+        + ", ".join(f"{r:.2f}" for r in ratios)
+        + f" (median {statistics.median(ratios):.2f}); extra time per signature checked: median "
+        f"{statistics.median(extra):.0f} us; load average {os.getloadavg()[0]:.2f}"
+    )
+
+
 def table(events: int, base: float, ours: float, records: int) -> None:
     print(f"{'':24}{'seconds':>10}{'events/s':>14}")
     print(f"{'bare json.loads':24}{base:>10.3f}{events / base:>14,.0f}")
@@ -296,7 +354,12 @@ def main() -> None:
     if sys.argv[1:2] == ["--memory"]:
         print(json.dumps(memory(int(sys.argv[2]))))
         return
+    if sys.argv[1:2] == ["--signed"]:
+        signed_side_by_side(stream_file())
+        return
     throughput()
+    print()
+    signed_side_by_side(stream_file())
     print()
     memory_side_by_side()
 
