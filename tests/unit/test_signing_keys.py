@@ -289,3 +289,25 @@ def test_a_signed_simulation_is_reproducible_and_every_result_verifies(tmp_path:
     assert not [r for r in records if isinstance(r, Rejected) and r.reason == "bad_signature"]
     assert any(isinstance(r, Settlement) for r in records)
     assert b'"sig":"' in b"".join(first)
+
+
+def test_a_publisher_given_a_tables_key_sends_its_results_signed_and_retries_the_same_bytes() -> (
+    None
+):
+    from services.publisher import Publisher
+    from tests.unit.test_publisher_sending import FakeProducer
+
+    raw = round_event("result", dice=[6, 5, 1])
+    signed = prepare(raw, {"T1": KEY_T1}).value
+    producer = FakeProducer(trouble={signed: "landed"})
+    sender = Publisher(
+        producer, rounds="r", bets="b", backoff=lambda _: None, signers={"T1": KEY_T1}
+    )
+    sender.publish(raw)
+    sender.publish(round_event("result", "R1", "T2", dice=[6, 5, 1]))
+    sender.flush()
+    assert [value for _, _, value in producer.attempts] == [
+        signed,
+        round_event("result", "R1", "T2", dice=[6, 5, 1]),
+        signed,
+    ]
