@@ -14,7 +14,7 @@ from schemas.records import Record, Rejected
 from services.audit.compare import Outputs, Report, compare, outputs
 from services.audit.window import Kept, Scope, Span
 from services.settlement.fold import Fold
-from services.signing.keys import NO_KEYS, TableKeys
+from services.signing.signature import NO_KEYS, TableKeys
 
 
 class _Stamp(msgspec.Struct, kw_only=True):

@@ -13,7 +13,7 @@ from services.reports.figures import Report
 from services.reports.render import as_csv, as_json, as_text
 from services.settlement.fold import Fold
 from services.settlement.replay import lines
-from services.signing.keys import NO_KEYS, TableKeys
+from services.signing.signature import NO_KEYS, TableKeys
 
 FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
 

@@ -57,8 +57,7 @@ from services.settlement.rounds import (
     Table,
     fingerprint,
 )
-from services.signing.keys import NO_KEYS, TableKeys
-from services.signing.signature import Unverified, verify
+from services.signing.signature import NO_KEYS, TableKeys, Unverified, verify
 from services.statistics.board import Board
 
 DEFAULT_HORIZON: Final = 200

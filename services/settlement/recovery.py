@@ -16,7 +16,7 @@ from typing import Final
 from services.settlement import state
 from services.settlement.fold import Fold
 from services.settlement.state import StateError
-from services.signing.keys import NO_KEYS, TableKeys
+from services.signing.signature import NO_KEYS, TableKeys
 
 ROLES: Final = ("rounds", "bets")
 Offsets = dict[str, int]

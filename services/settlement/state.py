@@ -24,7 +24,7 @@ from schemas.records import StatRound
 from services import games
 from services.settlement.fold import Fold, shared_settlement
 from services.settlement.rounds import FINAL, Correction, Phase, Round, Table
-from services.signing.keys import NO_KEYS, TableKeys
+from services.signing.signature import NO_KEYS, TableKeys
 from services.statistics.board import WINDOW, Board
 
 VERSION: Final = 1

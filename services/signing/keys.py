@@ -7,11 +7,8 @@ of an OKP JSON Web Key, RFC 8037). The table keys file is JSON (`schemas/keys.py
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Final
 
@@ -23,11 +20,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from schemas.keys import PrivateKeyFile, PublicKeyText, TableKeysFile
+from services.signing.base64url import data, text
+from services.signing.signature import NO_KEYS, TableKeys
 
-TableKeys = Mapping[str, tuple[Ed25519PublicKey, ...]]
-"""The public keys of each signing table; a table not in it is read without signatures."""
-
-NO_KEYS: Final[TableKeys] = {}
 _KEYS_FILE: Final = msgspec.json.Decoder(TableKeysFile)
 _PRIVATE_FILE: Final = msgspec.json.Decoder(PrivateKeyFile)
 _ENCODER: Final = msgspec.json.Encoder()
@@ -36,21 +31,6 @@ _KEY_LIST: Final = Annotated[list[PublicKeyText], msgspec.Meta(min_length=1)]
 
 class KeyFileError(ValueError):
     """A key file that cannot be used: which file, what is wrong, and what to do."""
-
-
-def text(data: bytes) -> str:
-    """Bytes as base64url without padding."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def data(text_: str) -> bytes:
-    """The bytes of a base64url text without padding (ValueError if it is not one)."""
-    if "=" in text_:
-        raise ValueError("base64url here is written without padding")
-    try:
-        return base64.urlsafe_b64decode(text_ + "=" * (-len(text_) % 4))
-    except (binascii.Error, ValueError) as error:
-        raise ValueError(f"not base64url: {error}") from None
 
 
 def public_text(key: Ed25519PublicKey) -> str:

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from msgspec.structs import replace
 
 from schemas.events import SignedEvent, type_of
-from services.signing.keys import data, text
+from services.signing.base64url import data, text
 from services.signing.message import message
+
+if TYPE_CHECKING:  # `cryptography` (OpenSSL, some 10 MiB resident) loads with the first key
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+
+TableKeys: TypeAlias = "Mapping[str, tuple[Ed25519PublicKey, ...]]"
+"""The public keys of each signing table; a table not in it is read without signatures."""
+NO_KEYS: Final[TableKeys] = {}
 
 _SIG: Final = re.compile(r"[A-Za-z0-9_-]{86}")
 """64 bytes in base64url without padding."""
@@ -72,6 +80,8 @@ def verify(keys: Sequence[Ed25519PublicKey], event: SignedEvent) -> Verdict:
             f"sig: not an Ed25519 signature in base64url without padding (86 characters of "
             f"A-Z a-z 0-9 - _) on this {what}",
         )
+    from cryptography.exceptions import InvalidSignature  # loaded already: keys exist
+
     signature = data(sig)
     signed_bytes = message(event)
     for n, key in enumerate(keys):

@@ -22,7 +22,8 @@ from pathlib import Path
 from services.settlement.fold import DEFAULT_HORIZON, Fold
 from services.settlement.replay import lines as replay_lines
 from services.settlement.replay import replay, split_lines
-from services.signing.keys import TableKeys, derived_key
+from services.signing.keys import derived_key
+from services.signing.signature import TableKeys
 from services.simulation.streams import Profile, generate
 from tests.unit.signing import sign_all
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services.settlement.fold import Fold
-from services.signing.keys import TableKeys, derived_key
-from services.signing.signature import Unverified, verify
+from services.signing.keys import derived_key
+from services.signing.signature import TableKeys, Unverified, verify
 from services.simulation.streams import Streams, generate, interleave
 from tests.unit.builders import bet, bets, round_event, rounds, run
 from tests.unit.signing import (
