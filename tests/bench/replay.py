@@ -22,10 +22,8 @@ from pathlib import Path
 from services.settlement.fold import DEFAULT_HORIZON, Fold
 from services.settlement.replay import lines as replay_lines
 from services.settlement.replay import replay, split_lines
-from services.signing.keys import derived_key
 from services.signing.signature import TableKeys
 from services.simulation.streams import Profile, generate
-from tests.unit.signing import sign_all
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
 ROUNDS = int(os.environ.get("CROUPIER_BENCH_ROUNDS", "1000000"))
@@ -55,7 +53,12 @@ def stream_file() -> Path:
 
 def signed_file(path: Path) -> tuple[Path, TableKeys]:
     """The same stream with every table's money-moving round events signed by its own key
-    (derived from its name), and those keys, as the workers would be given them."""
+    (derived from its name), and those keys, as the workers would be given them.
+
+    Imported here, so that the memory runs load no cryptography (OpenSSL: 10 MiB resident)."""
+    from services.signing.keys import derived_key
+    from tests.unit.signing import sign_all
+
     signed = path.with_name(path.stem + "-signed.jsonl")
     lines = path.read_bytes().split(b"\n")
     tables = {t.decode() for t in _table_ids(lines)}
