@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from itertools import product
 from string import ascii_uppercase
-from typing import TYPE_CHECKING, Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -29,6 +29,18 @@ if TYPE_CHECKING:
 else:  # every three-capital-letter code, checked by msgspec in C (a pattern costs 1 us a bet)
     Currency = Literal[tuple(map("".join, product(ascii_uppercase, repeat=3)))]
 Reason = Annotated[str, msgspec.Meta(max_length=4096)]
+Signature = Annotated[
+    Any,
+    msgspec.Meta(
+        extra_json_schema={
+            "description": "The table's Ed25519 signature of the event, base64url without padding "
+            "(86 characters), contract section 8. Checked only for a table croupier has public "
+            "keys for, where a missing or wrong one is rejected `bad_signature`; any value is "
+            "ignored for other tables."
+        }
+    ),
+]
+"""`sig`: read whatever its JSON type, so that a table without keys reads as before."""
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
@@ -77,11 +89,14 @@ class RoundReshaken(RoundEventBase, frozen=True, kw_only=True, tag="round.reshak
     reason: Reason
 
 
-class RoundResult(RoundEventBase, frozen=True, kw_only=True, tag="round.result"):
+class RoundResult(
+    RoundEventBase, frozen=True, kw_only=True, tag="round.result", omit_defaults=True
+):
     """The outcome the dealer entered: dice for sicbo and thai-hilo, discs for xocdia."""
 
     dice: Dice | None = None
     discs: Discs | None = None
+    sig: Signature = None
 
     def __post_init__(self) -> None:
         _calendar_date(self.at)
@@ -89,19 +104,25 @@ class RoundResult(RoundEventBase, frozen=True, kw_only=True, tag="round.result")
             raise ValueError("a result carries exactly one of `dice` (3 faces) or `discs` (4)")
 
 
-class RoundCancelled(RoundEventBase, frozen=True, kw_only=True, tag="round.cancelled"):
+class RoundCancelled(
+    RoundEventBase, frozen=True, kw_only=True, tag="round.cancelled", omit_defaults=True
+):
     """The round is void: every confirmed bet is refunded."""
 
     reason: Reason
+    sig: Signature = None
 
 
-class RoundCorrected(RoundEventBase, frozen=True, kw_only=True, tag="round.corrected"):
+class RoundCorrected(
+    RoundEventBase, frozen=True, kw_only=True, tag="round.corrected", omit_defaults=True
+):
     """After a result: the dealer's entry was wrong; the round's outcome becomes this one."""
 
     dice: Dice | None = None
     discs: Discs | None = None
     reason: Reason
     authorized_by: Id
+    sig: Signature = None
 
     def __post_init__(self) -> None:
         _calendar_date(self.at)
@@ -109,11 +130,14 @@ class RoundCorrected(RoundEventBase, frozen=True, kw_only=True, tag="round.corre
             raise ValueError("a correction carries exactly one of `dice` (3 faces) or `discs` (4)")
 
 
-class RoundVoided(RoundEventBase, frozen=True, kw_only=True, tag="round.voided"):
+class RoundVoided(
+    RoundEventBase, frozen=True, kw_only=True, tag="round.voided", omit_defaults=True
+):
     """After a result: the round is void; every settled bet ends with its stake back."""
 
     reason: Reason
     authorized_by: Id
+    sig: Signature = None
 
 
 class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
@@ -142,6 +166,9 @@ RoundEvent = (
 )
 BetEvent = BetPlaced
 AnyEvent = RoundEvent | BetEvent
+SignedEvent = RoundResult | RoundCorrected | RoundVoided | RoundCancelled
+"""The round events that move money, which a table with keys must sign (contract section 8)."""
+SIGNED: Final = (RoundResult, RoundCorrected, RoundVoided, RoundCancelled)
 
 ROUND_TYPES: Final[frozenset[str]] = frozenset(
     str(t.__struct_config__.tag)

@@ -14,6 +14,7 @@ from typing import Any, Final
 import msgspec
 
 from schemas.events import AnyEvent, BetPlaced, RoundEvent
+from schemas.keys import TableKeysFile
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 
 CONTRACT_VERSION: Final = 1
@@ -69,6 +70,17 @@ TOPICS: Final[dict[str, tuple[Any, str]]] = {
     ),
 }
 
+FILES: Final[dict[str, tuple[Any, str]]] = {
+    "table-keys": (
+        TableKeysFile,
+        "The table keys file croupier reads (CROUPIER_TABLE_KEYS_FILE, `croupier replay --keys`): "
+        "per signing table, every Ed25519 public key that may sign its round.result, "
+        "round.corrected, round.voided and round.cancelled events (contract section 8); several "
+        "while a key is rotated. A table not listed is read without signatures.",
+    ),
+}
+"""The files croupier reads besides the topics, by name."""
+
 _OUTCOME_RULE: Final = (
     " Exactly one of `dice` (sicbo, thai-hilo) and `discs` (xocdia) is present and not null."
 )
@@ -103,14 +115,15 @@ def _with_post_init_rules(defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def schema(topic: str) -> dict[str, Any]:
-    """The JSON Schema of one topic's messages."""
-    kind, description = TOPICS[topic]
+    """The JSON Schema of one topic's messages, or of one file croupier reads."""
+    kind, description = TOPICS[topic] if topic in TOPICS else FILES[topic]
+    what = "Topic" if topic in TOPICS else "File"
     (root,), defs = msgspec.json.schema_components([kind], ref_template="#/$defs/{name}")
     defs = _with_post_init_rules(defs)
     return {
         "$schema": DIALECT,
         "$comment": (
-            f"Topic `{topic}`, croupier contract version {CONTRACT_VERSION}. Generated from the "
+            f"{what} `{topic}`, croupier contract version {CONTRACT_VERSION}. Generated from the "
             "msgspec Structs in schemas/ by `make schemas`: do not edit by hand."
         ),
         "title": f"croupier {topic} (contract v{CONTRACT_VERSION})",
@@ -124,7 +137,7 @@ def render() -> dict[str, str]:
     """Each schema file's name and exact text: sorted keys, 2-space indent, final newline."""
     return {
         f"{topic}{SUFFIX}": json.dumps(schema(topic), indent=2, sort_keys=True) + "\n"
-        for topic in TOPICS
+        for topic in (*TOPICS, *FILES)
     }
 
 

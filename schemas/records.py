@@ -17,6 +17,7 @@ RejectReason = Literal[
     "invalid_transition",
     "conflicting_duplicate",
     "duplicate_seq",
+    "bad_signature",
 ]
 Result = Literal["win", "lose", "push"]
 

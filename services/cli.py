@@ -4,14 +4,35 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
+
+DEFAULT_KEYS_DIR = ".data/keys"
+DEFAULT_KEYS_FILE = ".data/keys/table-keys.json"
+
+
+def _table_keys(command: str, path: str | None) -> Any:
+    """The table keys of --keys, else of CROUPIER_TABLE_KEYS_FILE; None (after saying why) when
+    the file cannot be used."""
+    from services.settings import Settings
+    from services.signing.keys import KeyFileError, load
+
+    try:
+        return load(path if path is not None else Settings().table_keys_file)
+    except KeyFileError as error:
+        print(f"croupier {command}: {error}", file=sys.stderr)
+        return None
 
 
 def _replay(args: argparse.Namespace) -> int:
     from services.settlement.fold import Fold
     from services.settlement.replay import lines, replay
 
+    keys = _table_keys("replay", args.keys)
+    if keys is None:
+        return 2
+    fold = Fold(horizon=args.horizon, keys=keys)
     try:
-        replay(lines(args.files), sys.stdout.buffer, Fold(horizon=args.horizon), stats=args.stats)
+        replay(lines(args.files), sys.stdout.buffer, fold, stats=args.stats)
     except FileNotFoundError as error:
         print(f"croupier replay: no such file: {error.filename}", file=sys.stderr)
         return 2
@@ -23,7 +44,10 @@ def _replay(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from services.reports.command import main
 
-    return main(args.files, args.format, args.horizon)
+    keys = _table_keys("report", args.keys)
+    if keys is None:
+        return 2
+    return main(args.files, args.format, args.horizon, keys)
 
 
 def _par(args: argparse.Namespace) -> int:
@@ -73,9 +97,14 @@ def _acls(args: argparse.Namespace) -> int:
 def _worker(args: argparse.Namespace) -> int:
     from services.settings import Settings
     from services.settlement import worker
+    from services.signing.keys import KeyFileError
 
     overrides = {"web_port": args.web_port} if args.web_port is not None else {}
-    return worker.main(Settings(**overrides), loglevel=args.loglevel)
+    try:
+        return worker.main(Settings(**overrides), loglevel=args.loglevel)
+    except KeyFileError as error:
+        print(f"croupier worker: {error}", file=sys.stderr)
+        return 2
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -99,6 +128,21 @@ def _simulate(args: argparse.Namespace) -> int:
     from services.simulation.simulate import command
 
     return command(args)
+
+
+def _keys_new(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from services.settings import Settings
+    from services.signing.command import new
+
+    keys_file = args.keys_file or Settings().table_keys_file or DEFAULT_KEYS_FILE
+    return new(
+        args.table,
+        out_dir=Path(args.out_dir),
+        keys_file=None if args.print_only else Path(keys_file),
+        out=sys.stdout,
+    )
 
 
 def _wallet(args: argparse.Namespace) -> int:
@@ -153,6 +197,12 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_HORIZON,
         help=f"decided rounds per table kept to recognise redeliveries (default {DEFAULT_HORIZON})",
     )
+    replay.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="table keys file: check the signatures of these tables' round events "
+        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
+    )
     replay.set_defaults(run=_replay)
 
     report = commands.add_parser(
@@ -166,6 +216,12 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
     report.add_argument("--format", choices=("text", "csv", "json"), default="text")
     report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
+    report.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="table keys file: check the signatures of these tables' round events "
+        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
+    )
     report.set_defaults(run=_report)
 
     par = commands.add_parser(
@@ -236,6 +292,14 @@ def parser() -> argparse.ArgumentParser:
     publish.add_argument(
         "--skip-invalid", action="store_true", help="report invalid lines and go on"
     )
+    publish.add_argument(
+        "--key",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a table's private key file (`croupier keys new`): sign that table's "
+        "round.result, .corrected, .voided and .cancelled events that carry no sig (repeatable)",
+    )
     publish.set_defaults(run=_publish)
 
     simulate = commands.add_parser(
@@ -262,7 +326,43 @@ def parser() -> argparse.ArgumentParser:
     simulate.add_argument(
         "--dry-run", action="store_true", help="write JSON Lines to standard output, not Kafka"
     )
+    simulate.add_argument(
+        "--sign",
+        metavar="KEYS_FILE",
+        help="every table signs its money-moving round events with a test key derived from the "
+        "seed and the table (reproducible, not secret); their public keys go to KEYS_FILE",
+    )
     simulate.set_defaults(run=_simulate)
+
+    keys = commands.add_parser(
+        "keys",
+        help="signing keys of tables (contract section 8)",
+        description="Ed25519 key pairs with which a table's game service signs its money-moving "
+        "round events, and the table keys file croupier checks them with.",
+    )
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    keys_new = keys_commands.add_parser(
+        "new",
+        help="a new key pair for a table: private key file (0600), public key into the keys file",
+        description="Write a new Ed25519 private key of TABLE to OUT_DIR/<table>.<key>.key.json "
+        "(mode 0600, never overwritten) and add its public key to the table keys file (several "
+        "keys per table while one is rotated). Workers read the keys file when they start.",
+    )
+    keys_new.add_argument("table", metavar="TABLE", help="the table_id that signs with the key")
+    keys_new.add_argument(
+        "--out-dir",
+        default=DEFAULT_KEYS_DIR,
+        help=f"where the private key file goes (default {DEFAULT_KEYS_DIR})",
+    )
+    keys_new.add_argument(
+        "--keys-file",
+        help="table keys file to add the public key to (default CROUPIER_TABLE_KEYS_FILE, "
+        f"else {DEFAULT_KEYS_FILE})",
+    )
+    keys_new.add_argument(
+        "--print-only", action="store_true", help="print the public key entry, change no file"
+    )
+    keys_new.set_defaults(run=_keys_new)
 
     wallet = commands.add_parser(
         "wallet",

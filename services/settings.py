@@ -95,6 +95,11 @@ class Settings(BaseSettings):
         description="consumer group session timeout of a worker: how long a silent worker keeps "
         "its partitions (the broker allows 6000 and up by default)",
     )
+    table_keys_file: str | None = Field(
+        default=None,
+        description="JSON file of the Ed25519 public keys of each signing table (contract section "
+        "8); unset: no table signs. Read when a worker starts",
+    )
     web_host: str = "127.0.0.1"
     web_port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")
     data_dir: str = ".data/workers"

@@ -15,6 +15,7 @@ from services.audit.verify import Audit, Progress, audit
 from services.audit.window import Span
 from services.security.denied import reraise
 from services.settings import Settings
+from services.signing.keys import KeyFileError
 
 OK, DIFFERENT, UNREADABLE = 0, 1, 2
 
@@ -26,6 +27,9 @@ def run(
     try:
         with _progress(sys.stderr, quiet) as progress:
             result = audit(settings, progress=progress, timeout=timeout)
+    except KeyFileError as error:
+        _fail(str(error))
+        return UNREADABLE
     except LookupError as error:
         _fail(
             f"{error}; check --bootstrap and the CROUPIER_TOPIC_* names, or run `croupier topics`"

@@ -14,6 +14,7 @@ from schemas.records import Record, Rejected
 from services.audit.compare import Outputs, Report, compare, outputs
 from services.audit.window import Kept, Scope, Span
 from services.settlement.fold import Fold
+from services.signing.signature import NO_KEYS, TableKeys
 
 
 class _Stamp(msgspec.Struct, kw_only=True):
@@ -35,15 +36,20 @@ class Judgement:
 
 
 def judge(
-    kept: Sequence[Kept], spans: Mapping[str, Sequence[Span]], found: Outputs, horizon: int
+    kept: Sequence[Kept],
+    spans: Mapping[str, Sequence[Span]],
+    found: Outputs,
+    horizon: int,
+    keys: TableKeys = NO_KEYS,
 ) -> Judgement:
     """Fold the kept input (every round event, then every bet: an interleaving the contract
     allows), and compare its records with `found` within what the window lets be checked.
 
     `spans` gives each topic role's partitions as read ("rounds", "bets", and the outputs'
-    roles); without them every partition counts as whole.
+    roles); without them every partition counts as whole. `keys` are the signing tables' keys,
+    as the workers have them.
     """
-    fold = Fold(horizon=horizon)
+    fold = Fold(horizon=horizon, keys=keys)
     records: list[Record] = []
     newest: datetime | None = None
     for kind in ("rounds", "bets"):

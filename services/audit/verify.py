@@ -22,6 +22,7 @@ from services.audit.reader import Message, log_starts, read_topic
 from services.audit.window import Kept, Kind, Span
 from services.security.login import check
 from services.settings import Settings
+from services.signing.keys import load as load_keys
 
 Progress = Callable[[str], Callable[[int, int], None]]
 """Given a topic name, the callback `read_topic` reports (done, total) messages to."""
@@ -69,6 +70,7 @@ def audit(
     started = time.monotonic()
     s = settings
     check(s)
+    keys = load_keys(s.table_keys_file)  # before the long read: a bad file fails at once
 
     def read(topic: str) -> tuple[list[Message], list[Span]]:
         report = progress(topic) if progress is not None else None
@@ -105,7 +107,7 @@ def audit(
         rejected_keys=[m.key for m in found_by_role["rejected"]],
         table_stats={_key(m.key): m.value for m in found_by_role["table-stats"]},
     )
-    judged = judge(kept, {**spans, **out_spans}, found, s.horizon)
+    judged = judge(kept, {**spans, **out_spans}, found, s.horizon, keys)
     newest = judged.newest
     return Audit(
         bootstrap=s.kafka_bootstrap,

@@ -80,10 +80,16 @@ def command(args: argparse.Namespace) -> int:
     """`croupier publish FILE... [--skip-invalid]`."""
     from services.security.denied import reraise
     from services.settings import Settings
+    from services.signing.keys import KeyFileError, read_private
 
     settings = Settings()
     try:
-        publisher = Publisher.from_settings(settings)
+        signers = dict(read_private(path) for path in args.key)
+    except KeyFileError as error:
+        print(f"croupier publish: --key: {error}", file=sys.stderr)
+        return 2
+    try:
+        publisher = Publisher.from_settings(settings, signers=signers)
     except Exception as error:
         reraise(error, settings, doing="publish", resource="topics", operation="Write")
         print(

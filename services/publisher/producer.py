@@ -19,7 +19,7 @@ from kafka import KafkaProducer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError, KafkaTimeoutError  # type: ignore[import-untyped]
 
 from schemas.events import AnyEvent
-from services.publisher.message import Message, prepare
+from services.publisher.message import Message, Signers, prepare
 from services.security import clients
 from services.security.denied import reraise
 from services.security.login import check
@@ -86,10 +86,13 @@ class Publisher:
         wait: float = 60.0,
         backoff: Callable[[int], None] = lambda attempt: time.sleep(min(0.2 * 2**attempt, 5.0)),
         settings: Settings | None = None,
+        signers: Signers | None = None,
     ) -> None:
+        """`signers`: the private key of each table whose money-moving round events it signs."""
         self.producer = producer
         self.settings = settings
         """Given, a refusal of the brokers is raised as AccessDenied naming the principal."""
+        self.signers = signers
         self.topics = {"rounds": rounds, "bets": bets}
         self.attempts = attempts
         self.window = window
@@ -111,7 +114,7 @@ class Publisher:
 
     def publish(self, event: AnyEvent | bytes) -> Message:
         """Validate and send one event; raises InvalidEvent (nothing sent) when it is not valid."""
-        message = prepare(event)
+        message = prepare(event, self.signers)
         self._send(message, attempt=1)
         self.counts[message.topic] += 1
         if len(self._in_flight) >= self.window:

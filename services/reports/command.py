@@ -13,13 +13,14 @@ from services.reports.figures import Report
 from services.reports.render import as_csv, as_json, as_text
 from services.settlement.fold import Fold
 from services.settlement.replay import lines
+from services.signing.signature import NO_KEYS, TableKeys
 
 FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
 
 
-def build(source: Iterable[bytes], horizon: int) -> Report:
+def build(source: Iterable[bytes], horizon: int, keys: TableKeys = NO_KEYS) -> Report:
     """Fold every line and report on what the fold decided and the round events it accepted."""
-    fold = Fold(horizon=horizon, journal=True)
+    fold = Fold(horizon=horizon, journal=True, keys=keys)
     journal = fold.journal
     assert journal is not None
     report = Report()
@@ -47,7 +48,7 @@ def _with_progress(paths: list[str], progress: Progress) -> Iterator[bytes]:
     progress.update(task, completed=done)
 
 
-def main(paths: list[str], output: str, horizon: int) -> int:
+def main(paths: list[str], output: str, horizon: int, keys: TableKeys = NO_KEYS) -> int:
     """Print the report; a progress bar on standard error while a terminal watches."""
     progress = Progress(
         "[progress.description]{task.description}",
@@ -59,7 +60,7 @@ def main(paths: list[str], output: str, horizon: int) -> int:
     )
     try:
         with progress:
-            report = build(_with_progress(paths, progress), horizon)
+            report = build(_with_progress(paths, progress), horizon, keys)
     except FileNotFoundError as error:
         print(f"croupier report: no such file: {error.filename}", file=sys.stderr)
         return 2

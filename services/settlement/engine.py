@@ -39,6 +39,7 @@ from services.settlement.metrics import Metrics
 from services.settlement.outbox import Message, Partitioner, send_all
 from services.settlement.recovery import ROLES, Blocked, Refold, Restored, plan
 from services.settlement.rounds import Journal
+from services.signing.keys import load as load_keys
 from services.topics import ensure
 
 log = logging.getLogger("croupier.engine")
@@ -77,6 +78,8 @@ class Engine:
         self.topic_kind = {settings.topic_rounds: "rounds", settings.topic_bets: "bets"}
         self.denied: AccessDenied | None = None
         """Set when the brokers refused this worker's principal: it stops, and says why."""
+        self.keys = load_keys(settings.table_keys_file)
+        """Read once, at start: a changed keys file takes effect when the worker restarts."""
 
     async def run(self) -> None:
         """Process until stop() is called; every failure of a task is recovered in place, except
@@ -457,6 +460,7 @@ class Engine:
                 horizon=s.horizon,
                 partial=s.partial_history,
                 state_topic=f"{s.topic_state} partition {p}",
+                keys=self.keys,
             )
             match start:
                 case Restored():
@@ -467,7 +471,7 @@ class Engine:
                     await producers.pop(p).stop()
                     self._block(p, list(inputs[p].values()), start.reason)
         count = await self._refold(
-            {p: Fold(horizon=s.horizon) for p in refolds},
+            {p: Fold(horizon=s.horizon, keys=self.keys) for p in refolds},
             {
                 tp: (refolds[p].start[r], refolds[p].upto[r])
                 for p in refolds

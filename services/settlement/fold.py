@@ -20,6 +20,7 @@ from schemas.codec import (
     read_event,
     rejected,
 )
+from schemas.events import SIGNED as MONEY_MOVING
 from schemas.events import (
     AnyEvent,
     BetPlaced,
@@ -56,6 +57,7 @@ from services.settlement.rounds import (
     Table,
     fingerprint,
 )
+from services.signing.signature import NO_KEYS, TableKeys, Unverified, verify
 from services.statistics.board import Board
 
 DEFAULT_HORIZON: Final = 200
@@ -69,11 +71,15 @@ Sink = list[Record]
 class Fold:
     """The settlement state of a set of tables, and the one function that evolves it."""
 
-    def __init__(self, horizon: int = DEFAULT_HORIZON, *, journal: bool = False) -> None:
-        """`journal`: keep what changed, for a shell that writes the state (`state.changes`)."""
+    def __init__(
+        self, horizon: int = DEFAULT_HORIZON, *, journal: bool = False, keys: TableKeys = NO_KEYS
+    ) -> None:
+        """`journal`: keep what changed, for a shell that writes the state (`state.changes`);
+        `keys`: the public keys of the signing tables, an input of the fold like the events."""
         if horizon < 1:
             raise ValueError("the horizon must keep at least one decided round per table")
         self.horizon = horizon
+        self.keys = keys
         self.tables: dict[str, Table] = {}
         self.boards_changed: set[str] = set()
         self.pending = 0
@@ -197,6 +203,12 @@ class Fold:
                 yield from rnd.waiting
 
     def _evolve(self, event: RoundEvent, raw: bytes, out: Sink) -> None:
+        keys = self.keys
+        if keys and isinstance(event, MONEY_MOVING) and event.table_id in keys:
+            verdict = verify(keys[event.table_id], event)
+            if isinstance(verdict, Unverified):  # checked first: a forgery is told, not ignored
+                out.append(_refuse(raw, verdict.detail, reason="bad_signature"))
+                return
         table = self.tables.get(event.table_id)
         rnd = None if table is None else table.rounds.get(event.round_id)
         if rnd is not None and event.event_id in rnd.event_ids:

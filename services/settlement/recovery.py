@@ -16,6 +16,7 @@ from typing import Final
 from services.settlement import state
 from services.settlement.fold import Fold
 from services.settlement.state import StateError
+from services.signing.signature import NO_KEYS, TableKeys
 
 ROLES: Final = ("rounds", "bets")
 Offsets = dict[str, int]
@@ -60,6 +61,7 @@ def plan(
     horizon: int,
     partial: bool = False,
     state_topic: str = "the state topic",
+    keys: TableKeys = NO_KEYS,
 ) -> Start:
     """How to start a task from its state log (None: durable state is off) and its input.
 
@@ -75,7 +77,7 @@ def plan(
     elif not log:
         why = f"{state_topic} holds no state for this task, though its group committed offsets"
     else:
-        found = _restore(log, committed, beginnings, horizon, partial)
+        found = _restore(log, committed, beginnings, horizon, partial, keys)
         if not isinstance(found, str):
             return found
         why = found
@@ -103,6 +105,7 @@ def _restore(
     beginnings: Mapping[str, int],
     horizon: int,
     partial: bool,
+    keys: TableKeys,
 ) -> Restored | Blocked | str:
     """The restored task, a refusal, or why the state cannot be used."""
     raw = log.get(state.TASK_KEY)
@@ -111,7 +114,7 @@ def _restore(
     try:
         position = state.read_position(raw)
         entries = {key: value for key, value in log.items() if key != state.TASK_KEY}
-        fold = state.restore(entries, horizon)
+        fold = state.restore(entries, horizon, keys=keys)
     except StateError as error:
         return str(error)
     at = {"rounds": position.rounds, "bets": position.bets}

@@ -24,6 +24,7 @@ from schemas.records import StatRound
 from services import games
 from services.settlement.fold import Fold, shared_settlement
 from services.settlement.rounds import FINAL, Correction, Phase, Round, Table
+from services.signing.signature import NO_KEYS, TableKeys
 from services.statistics.board import WINDOW, Board
 
 VERSION: Final = 1
@@ -153,8 +154,17 @@ def snapshot(fold: Fold) -> list[Entry]:
     return sorted(entries)
 
 
-def restore(entries: Mapping[bytes, bytes], horizon: int, *, journal: bool = True) -> Fold:
-    """The fold whose state these entries are (the live entries of a compacted changelog)."""
+def restore(
+    entries: Mapping[bytes, bytes],
+    horizon: int,
+    *,
+    journal: bool = True,
+    keys: TableKeys = NO_KEYS,
+) -> Fold:
+    """The fold whose state these entries are (the live entries of a compacted changelog).
+
+    `keys` check the events folded from now on; what the state holds was decided already.
+    """
     tables: dict[str, TableState] = {}
     boards: dict[str, BoardState] = {}
     rounds: dict[tuple[str, str], RoundState] = {}
@@ -170,7 +180,7 @@ def restore(entries: Mapping[bytes, bytes], horizon: int, *, journal: bool = Tru
                 rounds[(value.table_id, value.round_id)] = value
             case BetsState():
                 segments[(value.table_id, value.round_id, value.segment)] = value
-    fold = Fold(horizon=horizon, journal=journal)
+    fold = Fold(horizon=horizon, journal=journal, keys=keys)
     for table_id, kept in tables.items():
         table = fold.tables[table_id] = Table(table_id)
         table.opened = kept.opened

@@ -10,12 +10,16 @@ import threading
 import time
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import BinaryIO, TextIO
 
+import msgspec
+
+from schemas.keys import TableKeysFile
 from services.publisher.producer import Publisher, PublishError
 from services.security.denied import reraise
 from services.settings import Settings
-from services.simulation.simulator import ROUND_SECONDS, Emission, Simulation
+from services.simulation.simulator import ROUND_SECONDS, Config, Emission, Simulation
 
 
 class Stop:
@@ -150,9 +154,24 @@ def main(
     return to_kafka(sim, publisher, err, stop, speed=speed)
 
 
+def write_keys(path: Path, config: Config) -> None:
+    """The table keys file of the simulated tables (replaced whole)."""
+    from services.signing.keys import public_text
+    from services.simulation.simulator import table_ids, table_key
+
+    tables = {
+        table_id: [public_text(table_key(config.seed, table_id).public_key())]
+        for table_id, _ in table_ids(config.tables)
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        msgspec.json.format(msgspec.json.encode(TableKeysFile(tables=tables)), indent=2) + b"\n"
+    )
+
+
 def command(args: argparse.Namespace) -> int:
     """`croupier simulate` from its command-line options."""
-    from services.simulation.simulator import EPOCH, Config
+    from services.simulation.simulator import EPOCH
 
     if args.tables < 1 or args.players < 0 or args.rounds < 0 or args.speed < 0:
         print(
@@ -166,8 +185,20 @@ def command(args: argparse.Namespace) -> int:
         return 2
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     config = Config(
-        tables=args.tables, players=args.players, rounds=args.rounds, seed=seed, start=start
+        tables=args.tables,
+        players=args.players,
+        rounds=args.rounds,
+        seed=seed,
+        start=start,
+        signed=args.sign is not None,
     )
+    if args.sign is not None:
+        write_keys(Path(args.sign), config)
+        print(
+            f"simulate: every table signs; their public keys are in {args.sign} "
+            f"(CROUPIER_TABLE_KEYS_FILE={args.sign} for the workers)",
+            file=sys.stderr,
+        )
     return main(
         Simulation(config),
         settings=Settings(),

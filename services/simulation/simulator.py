@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from schemas.events import AnyEvent, GameName
 from services.publisher.message import Message, prepare
 from services.publisher.table import RoundBuilder, Table
+from services.signing.keys import derived_key
 from services.simulation.clock import SimClock
 from services.simulation.players import Bet, Player, Taste, players
 
@@ -75,6 +78,8 @@ class Config:
     seed: int = 0
     start: datetime = EPOCH
     situations: Situations = field(default_factory=Situations)
+    signed: bool = False
+    """Every table signs its money-moving round events with `table_key(seed, table_id)`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,6 +99,11 @@ class Disconnect:
     player_id: str
     bets: int
     away: int
+
+
+def table_key(seed: int, table_id: str) -> Ed25519PrivateKey:
+    """A simulated table's signing key, derived from the seed: the same streams every run."""
+    return derived_key("simulation", str(seed), table_id)
 
 
 def table_ids(count: int) -> list[tuple[str, GameName]]:
@@ -152,6 +162,8 @@ class _TableScript:
         self.table = Table(
             table_id=table_id, game=game, clock=self.clock, prefix=f"{sim.config.seed:x}-"
         )
+        c = sim.config
+        self.signers = {table_id: table_key(c.seed, table_id)} if c.signed else None
         self.t = rng.uniform(0.0, ROUND_SECONDS)
         self.out: list[Emission] = []
 
@@ -166,7 +178,7 @@ class _TableScript:
     def _emit(self, at: float, make: Callable[[], AnyEvent]) -> None:
         self.clock.set(at)
         event = make()
-        message = prepare(event)
+        message = prepare(event, self.signers)
         self.out.append(Emission(offset=at, message=message))
         self.sim.counts["round_events" if message.topic == "rounds" else "bets"] += 1
         if self.rng.random() < self.s.retry:

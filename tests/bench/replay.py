@@ -1,4 +1,6 @@
-"""`make bench`: replay throughput next to a bare `json.loads` of the same file, and memory.
+"""`make bench`: replay throughput next to a bare `json.loads` of the same file, the same replay
+with every table signing its money-moving round events (checked against the tables' keys), and
+memory.
 
 Both sides run in this one process, on the same file, taking turns, best of several repeats each,
 so the ratio is comparable even on a noisy machine.
@@ -20,6 +22,7 @@ from pathlib import Path
 from services.settlement.fold import DEFAULT_HORIZON, Fold
 from services.settlement.replay import lines as replay_lines
 from services.settlement.replay import replay, split_lines
+from services.signing.signature import TableKeys
 from services.simulation.streams import Profile, generate
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
@@ -46,6 +49,33 @@ def stream_file() -> Path:
         batch += 1
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
+
+
+def signed_file(path: Path) -> tuple[Path, TableKeys]:
+    """The same stream with every table's money-moving round events signed by its own key
+    (derived from its name), and those keys, as the workers would be given them.
+
+    Imported here, so that the memory runs load no cryptography (OpenSSL: 10 MiB resident)."""
+    from services.signing.keys import derived_key
+    from tests.unit.signing import sign_all
+
+    signed = path.with_name(path.stem + "-signed.jsonl")
+    lines = path.read_bytes().split(b"\n")
+    tables = {t.decode() for t in _table_ids(lines)}
+    signers = {table: derived_key("bench", table) for table in sorted(tables)}
+    if not signed.exists():
+        print(f"signing the stream into {signed} ...", file=sys.stderr, flush=True)
+        signed.write_bytes(b"\n".join(sign_all(lines, signers)))
+    return signed, {table: (key.public_key(),) for table, key in signers.items()}
+
+
+def _table_ids(lines: list[bytes]) -> set[bytes]:
+    found = set()
+    for line in lines:
+        at = line.find(b'"table_id":"')
+        if at >= 0:
+            found.add(line[at + 12 : line.index(b'"', at + 12)])
+    return found
 
 
 def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[list[float], int]]:
@@ -93,11 +123,38 @@ def throughput() -> None:
         with open(os.devnull, "wb") as sink:
             return replay(replay_lines([str(path)]), sink, Fold(), stats=True)
 
-    timed = best({"json.loads": bare, "croupier replay": croupier})
+    signed, keys = signed_file(path)
+    checked = signed.read_bytes().count(b'"sig":"')
+    probe = io.BytesIO()
+    replay(replay_lines([str(signed)]), probe, Fold(keys=keys))
+    assert b"bad_signature" not in probe.getvalue(), "the signed stream must verify throughout"
+
+    def croupier_signed() -> int:
+        with open(os.devnull, "wb") as sink:
+            return replay(replay_lines([str(signed)]), sink, Fold(keys=keys), stats=True)
+
+    timed = best(
+        {
+            "json.loads": bare,
+            "croupier replay": croupier,
+            "croupier replay, signed": croupier_signed,
+        }
+    )
     bases, _ = timed["json.loads"]
     ourses, records = timed["croupier replay"]
+    signeds, signed_records = timed["croupier replay, signed"]
     print("whole file, each side in turn, best of", REPEATS)
     table(events, min(bases), min(ourses), records)
+    print(
+        f"{'replay, signed':24}{min(signeds):>10.3f}{events / min(signeds):>14,.0f}"
+        f"   ({signed_records:,} records out; {checked:,} signatures checked against "
+        f"{len(keys)} tables' keys, {signed.stat().st_size / 1e6:.1f} MB)"
+    )
+    print(
+        f"ratio signed/unsigned replay: {min(ourses) / min(signeds):.2f}; per run "
+        + ", ".join(f"{o / g:.2f}" for o, g in zip(ourses, signeds, strict=True))
+        + f" (load average {os.getloadavg()[0]:.2f})"
+    )
     pairs = sorted(b / o for b, o in zip(bases, ourses, strict=True))
     print(
         f"ratio of each run to the bare run just before it: {', '.join(f'{r:.2f}' for r in pairs)}"
@@ -111,6 +168,64 @@ def throughput() -> None:
     print(
         f"ratio of each run: {', '.join(f'{r:.2f}' for r in pairs)}"
         f" (median {statistics.median(pairs):.2f})"
+    )
+
+
+def signed_side_by_side(path: Path) -> None:
+    """The replay of the stream with every table signing next to the unsigned replay, taking
+    turns block by block (the same lines of each file, the order alternating from block to
+    block), so that the machine's drift weighs on both alike."""
+    signed, keys = signed_file(path)
+    plain_lines = path.read_bytes().split(b"\n")
+    signed_lines = signed.read_bytes().split(b"\n")
+    assert len(plain_lines) == len(signed_lines)
+    checked = sum(line.count(b'"sig":"') for line in signed_lines)
+    step = 4000
+    cuts = range(0, len(plain_lines), step)
+    runs: list[tuple[float, float]] = []
+    for n in range(REPEATS):
+        plain_fold, signed_fold = Fold(), Fold(keys=keys)
+        plain = sign = 0.0
+        gc.collect()
+        with open(os.devnull, "wb") as sink:
+            for b, cut in enumerate(cuts):
+                sides = [
+                    (plain_fold, plain_lines[cut : cut + step], False),
+                    (signed_fold, signed_lines[cut : cut + step], True),
+                ]
+                for fold, block, is_signed in sides if b % 2 == 0 else sides[::-1]:
+                    start = time.perf_counter()
+                    replay(block, sink, fold)
+                    took = time.perf_counter() - start
+                    if is_signed:
+                        sign += took
+                    else:
+                        plain += took
+        runs.append((plain, sign))
+        print(
+            f"  signed block by block run {n + 1}/{REPEATS}: unsigned {plain:.3f} s, "
+            f"signed {sign:.3f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    events = sum(1 for line in plain_lines if line.strip())
+    best_plain = min(p for p, _ in runs)
+    best_signed = min(g for _, g in runs)
+    print(
+        f"signed vs unsigned, block by block ({step:,} lines a block, the order alternating), "
+        f"best of {REPEATS}; {checked:,} signatures checked ({checked / events:.1%} of the events)"
+    )
+    print(f"{'':24}{'seconds':>10}{'events/s':>14}")
+    print(f"{'replay, unsigned':24}{best_plain:>10.3f}{events / best_plain:>14,.0f}")
+    print(f"{'replay, all tables sign':24}{best_signed:>10.3f}{events / best_signed:>14,.0f}")
+    ratios = sorted(p / g for p, g in runs)
+    extra = sorted((g - p) / checked * 1e6 for p, g in runs)
+    print(
+        f"ratio signed/unsigned (events/s; < 1.0: signing costs): {best_plain / best_signed:.2f}; "
+        "each run "
+        + ", ".join(f"{r:.2f}" for r in ratios)
+        + f" (median {statistics.median(ratios):.2f}); extra time per signature checked: median "
+        f"{statistics.median(extra):.0f} us; load average {os.getloadavg()[0]:.2f}"
     )
 
 
@@ -243,7 +358,12 @@ def main() -> None:
     if sys.argv[1:2] == ["--memory"]:
         print(json.dumps(memory(int(sys.argv[2]))))
         return
+    if sys.argv[1:2] == ["--signed"]:
+        signed_side_by_side(stream_file())
+        return
     throughput()
+    print()
+    signed_side_by_side(stream_file())
     print()
     memory_side_by_side()
 

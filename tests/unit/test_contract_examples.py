@@ -102,4 +102,5 @@ def test_the_examples_show_every_record_type_and_every_decision() -> None:
         "invalid_transition",
         "conflicting_duplicate",
         "duplicate_seq",
+        "bad_signature",
     }

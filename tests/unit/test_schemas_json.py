@@ -47,6 +47,7 @@ FILES = {
     "table-stats": "table-stats.schema.json",
     "accepted": "accepted.schema.json",
     "adjustments": "adjustments.schema.json",
+    "table-keys": "table-keys.schema.json",
 }
 RECORD_TOPICS = {
     "settlement": "settlements",
@@ -219,7 +220,7 @@ def test_the_committed_schema_file_matches_the_structs(name: str) -> None:
     )
 
 
-def test_there_is_one_schema_file_per_topic_and_no_other() -> None:
+def test_there_is_one_schema_file_per_topic_and_the_table_keys_file_and_no_other() -> None:
     assert set(render()) == set(FILES.values())
     on_disk = {path.name for path in JSON_DIR.glob("*.schema.json")}
     assert on_disk == set(FILES.values()), "stale files in schemas/json/: run `make schemas`"
