@@ -85,7 +85,9 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
             self._runner = web.AppRunner(site_app, access_log=None)
             await self._runner.setup()
             await web.TCPSite(self._runner, api.host, api.port).start()
-            self._jobs = [asyncio.ensure_future(lag.run())]
+            measuring = asyncio.ensure_future(lag.run())
+            measuring.add_done_callback(_lag_ended)
+            self._jobs = [measuring]
             if projector is not None:
                 job = asyncio.ensure_future(projector.run())
                 job.add_done_callback(_fatal)
@@ -102,6 +104,19 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
             engine.dispose()
 
     return app
+
+
+def _lag_ended(job: asyncio.Future[None]) -> None:
+    """The lag's reader can only end for good on a refusal of the brokers (it waits for them
+    otherwise): an API whose principal may not read the topics exits with code 2 and says why,
+    rather than serving as if it were caught up. Any other failure leaves the lag unknown."""
+    if job.cancelled() or job.exception() is None:
+        return
+    if isinstance(job.exception(), AccessDenied):
+        log.critical("the API was refused: %s; stopping", job.exception())
+        logging.shutdown()
+        os._exit(2)
+    log.error("the lag can no longer be measured: %s", job.exception(), exc_info=job.exception())
 
 
 def _fatal(job: asyncio.Future[None]) -> None:

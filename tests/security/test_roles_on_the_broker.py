@@ -240,3 +240,29 @@ def test_a_round_published_as_game_is_settled_by_croupier_and_read_by_the_wallet
         ledger.close()
         stop(worker)
     assert "refused" not in log.read_text()
+
+
+def test_an_api_that_may_not_read_the_outputs_exits_2_saying_who_was_refused(
+    secured: Secured, tmp_path: Path
+) -> None:
+    env = {
+        **secured.env("game"),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'readside.sqlite'}",
+        "CROUPIER_API_PORT": "0",
+    }
+    log = tmp_path / "api.log"
+    with open(log, "wb") as out:
+        api = subprocess.Popen(
+            [sys.executable, "-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        code = api.wait(timeout=90)
+    finally:
+        stop(api)
+    text = log.read_text()
+    assert code == 2, text
+    assert "User:game" in text and "the API was refused" in text
