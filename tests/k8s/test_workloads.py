@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from services.history.settings import ApiSettings
+from services.settings import Settings
 from tests.k8s.kustomize import Object, pod_spec
 from tests.k8s.manifests import OVERLAYS, ROOT, containers, env, find, of_kind, overlay
 
@@ -159,3 +161,13 @@ def test_the_image_is_built_from_the_pinned_dependencies() -> None:
     for _, container in containers(overlay("production")):
         assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert Path(ROOT / ".dockerignore").read_text().count(".venv") == 1
+
+
+def test_every_croupier_variable_the_manifests_set_is_a_setting_croupier_reads() -> None:
+    known = {f"CROUPIER_{name.upper()}" for name in Settings.model_fields} | {
+        f"CROUPIER_API_{name.upper()}" for name in ApiSettings.model_fields
+    }
+    for name in OVERLAYS:
+        for workload, container in containers(overlay(name)):
+            unknown = {k for k in env(container) if k.startswith("CROUPIER_")} - known
+            assert not unknown, f"{name}: {workload['metadata']['name']} sets {sorted(unknown)}"
