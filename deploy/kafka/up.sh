@@ -7,6 +7,9 @@
 #      KAFKA_START_TIMEOUT (90 s), PYTHON (.venv/bin/python; used for the readiness check),
 #      JAVA (java), MVN (mvn), KAFKA_BASE (.data/kafka: a second instance needs its own, and
 #      other ports; the chaos suite runs one in .data/kafka-chaos on 19092/19093).
+#      For deploy/kafka/cluster.sh (one call per node): KAFKA_PROPERTIES_IN (the config template,
+#      server.properties.in), KAFKA_CLUSTER_ID (formats with this id instead of a new one),
+#      KAFKA_WAIT=0 (start and return without waiting for the broker to answer).
 # Jars come from Maven Central via deploy/kafka/pom.xml into .data/kafka/libs (first run only);
 # data in .data/kafka/data, logs in .data/kafka/logs, pid in .data/kafka/kafka.pid.
 set -euo pipefail
@@ -125,6 +128,7 @@ if pid="$(broker_pid)"; then
     exit 0
   fi
   say "process $pid is alive but not answering yet on $BOOTSTRAP"
+  [[ "${KAFKA_WAIT:-1}" == 0 ]] && exit 0
   wait_ready "$pid"
   echo "KAFKA_BOOTSTRAP=$BOOTSTRAP"
   exit 0
@@ -164,7 +168,7 @@ fi
 sed -e "s|@KAFKA_PORT@|$KAFKA_PORT|g" \
     -e "s|@KAFKA_CONTROLLER_PORT@|$KAFKA_CONTROLLER_PORT|g" \
     -e "s|@DATA_DIR@|$DATA_DIR|g" \
-    "$HERE/server.properties.in" >"$PROPS"
+    "${KAFKA_PROPERTIES_IN:-$HERE/server.properties.in}" >"$PROPS"
 
 JAVA_OPTS=(
   $KAFKA_HEAP_OPTS
@@ -179,9 +183,10 @@ JAVA_OPTS=(
 if [[ ! -f "$DATA_DIR/meta.properties" ]]; then
   # A Kafka Uuid: 16 random bytes, URL-safe base64 without padding (22 chars); not starting
   # with '-' (it would read as an option).
-  while :; do
+  cid="${KAFKA_CLUSTER_ID:-}"
+  while [[ -z "$cid" ]]; do
     cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' | cut -c1-22)"
-    [[ "$cid" != -* ]] && break
+    [[ "$cid" == -* ]] && cid=""
   done
   say "formatting $DATA_DIR (cluster id $cid)"
   mkdir -p "$DATA_DIR"
@@ -198,6 +203,7 @@ LOG_OFFSET="$(stat -c %s "$LOGS/server.log" 2>/dev/null || echo 0)"
 setsid nohup "$JAVA" "${JAVA_OPTS[@]}" kafka.Kafka "$PROPS" >>"$LOGS/stdout.log" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$PIDFILE"
+[[ "${KAFKA_WAIT:-1}" == 0 ]] && { say "started (pid $pid), not waiting (KAFKA_WAIT=0)"; exit 0; }
 wait_ready "$pid"
 say "running (pid $pid); data: $DATA_DIR; logs: $LOGS/server.log"
 echo "KAFKA_BOOTSTRAP=$BOOTSTRAP"
