@@ -1,0 +1,114 @@
+"""One node down for a long stretch (under-replicated, still settling), then two nodes down (no
+quorum: the workers wait, lose nothing, repeat nothing, and resume when the nodes are back)."""
+
+from __future__ import annotations
+
+import time
+
+from tests.chaos.cluster import SEED, Feeder, cluster, seeded, wait_caught_up, wait_committed
+from tests.chaos_cluster.faults import (
+    FULL,
+    SETTLED,
+    WORKERS,
+    audit,
+    background,
+    cluster_settings,
+    probe,
+    small_round,
+    table_on,
+)
+from tests.chaos_cluster.nodes import NODES, Nodes
+
+LONG = 90.0 if FULL else 30.0
+"""Seconds one node stays down."""
+OUTAGE = 30.0
+"""Seconds two nodes stay down."""
+
+
+def test_one_node_down_for_a_long_stretch_leaves_every_round_settled_on_two_replicas(
+    nodes: Nodes,
+) -> None:
+    rng = seeded("one-down")
+    settings = cluster_settings(nodes)
+    with cluster(settings, "one-down") as workers:
+        workers.keep(WORKERS)
+        assert not workers.healthy(timeout=120), "the workers did not start"
+        started = time.monotonic()
+        feed = background(SEED + 70, "F", count=16, rounds=int(LONG / 3))
+        feeder = Feeder(settings, feed, rate=len(feed) / (LONG + 20)).start()
+        before = probe(feeder, 1, SEED + 71)
+        node = rng.choice(NODES)
+        nodes.kill9(node)
+        down = time.monotonic()
+        stall = probe(feeder, rng.randrange(settings.partitions), SEED + 72)
+        under = nodes.under_replicated()
+        alive = nodes.brokers()
+        assert alive == sorted(set(NODES) - {node}), f"brokers alive {alive}, node {node} killed"
+        assert under, "nothing under-replicated with a node down"
+        time.sleep(max(0.0, LONG / 2 - (time.monotonic() - down)))
+        caught = wait_caught_up(settings, stall=SETTLED)
+        assert not workers.healthy(timeout=60), "the workers suffered with one node down"
+        time.sleep(max(0.0, LONG - (time.monotonic() - down)))
+        back = nodes.whole()
+        feeder.finish()
+        audit(
+            "one node down",
+            workers,
+            feeder.sent,
+            started,
+            stall,
+            f"node {node} down {LONG:.0f} s, {len(under)} partitions under-replicated, every "
+            f"input committed while it was down (caught up in {caught:.1f} s); a round before "
+            f"the fault settled in {before:.1f} s; back and in sync {back:.0f} s after",
+        )
+
+
+def test_two_nodes_down_stop_settlement_without_loss_and_it_resumes_when_they_return(
+    nodes: Nodes,
+) -> None:
+    rng = seeded("two-down")
+    settings = cluster_settings(nodes)
+    with cluster(settings, "two-down") as workers:
+        workers.keep(WORKERS)
+        assert not workers.healthy(timeout=120), "the workers did not start"
+        started = time.monotonic()
+        feed = background(SEED + 80, "G", count=12, rounds=15)
+        feeder = Feeder(settings, feed, rate=len(feed) / (OUTAGE + 30)).start()
+        before = probe(feeder, 2, SEED + 81)
+        time.sleep(rng.uniform(2.0, 6.0))
+        killed = sorted(rng.sample(NODES, 2))
+        for node in killed:
+            nodes.kill9(node)
+        down = time.monotonic()
+        # A round published into the outage: its sends wait in the publisher, then settle.
+        partition = rng.randrange(settings.partitions)
+        with feeder.lock:
+            for kind, raw in small_round(
+                SEED + 82, table_on(partition, settings.partitions, "OUT")
+            ):
+                feeder._send(kind, raw)
+        while time.monotonic() - down < OUTAGE:
+            dead = [w.name for w in workers.workers if not w.alive()]
+            assert not dead, f"workers exited while the cluster had no quorum: {dead}"
+            time.sleep(1.0)
+        for node in killed:
+            nodes.start(node, wait=False)
+        for node in killed:
+            nodes.start(node)
+        returned = time.monotonic()
+        feeder.producer.flush(timeout=SETTLED)
+        wait_committed(settings, partition, timeout=SETTLED)
+        resumed = time.monotonic()
+        back = nodes.whole()
+        feeder.finish()
+        audit(
+            "two nodes down",
+            workers,
+            feeder.sent,
+            started,
+            resumed - down,
+            f"nodes {killed[0]} and {killed[1]} down {returned - down:.0f} s (no quorum); the "
+            f"round published into the outage settled {resumed - returned:.1f} s after they "
+            f"answered again; a round before the fault settled in {before:.1f} s; in sync "
+            f"{back:.0f} s after",
+        )
