@@ -117,30 +117,41 @@ def big(settings: Settings, table: str, seed: int) -> Settling:
 
 
 def kill_mid_settlement(
-    nodes: Nodes, feeder: Feeder, round_: Settling, target: Callable[[Settling], int]
-) -> tuple[int, float]:
+    nodes: Nodes,
+    feeder: Feeder,
+    round_: Settling,
+    target: Callable[[Settling], int | list[int]],
+    meanwhile: Callable[[], None] | None = None,
+) -> tuple[list[int], float]:
     """Publish the round up to its result and let it be read; publish the result and kill -9 the
-    node `target` names the moment the first of its settlements is written (the transaction is
-    open). Returns the node and the stall: kill to the round's 10,000 settlements committed."""
+    nodes `target` names the moment the first of its settlements is written (the transaction is
+    open); then run `meanwhile` (an outage, say). Returns the nodes and the stall: kill to the
+    round's 10,000 settlements committed."""
     settings = feeder.settings
     feeder.publish(round_.head)
     wait_committed(settings, round_.partition, timeout=SETTLED)
-    node = target(round_)
+    named = target(round_)
+    victims = named if isinstance(named, list) else [named]
     marks = Watermarks(settings, settings.topic_settlements)
     try:
         with feeder.quiet():
             before = marks.total()
-            feeder.publish(round_.result)
+            # not feeder.publish: with two nodes gone the result could not be acknowledged
+            feeder._send(*round_.result[0])
             waited = marks.wait_above(before, timeout=120)
-            nodes.kill9(node)
+            for node in victims:
+                nodes.kill9(node)
             killed = time.monotonic()
     finally:
         marks.close()
-    say(f"{round_.table}: node {node} killed {waited:.2f} s after the result, mid-settlement")
+    say(f"{round_.table}: nodes {victims} killed {waited:.2f} s after the result, mid-settlement")
+    if meanwhile is not None:
+        meanwhile()
+    feeder.producer.flush(timeout=SETTLED)
     wait_committed(settings, round_.partition, timeout=SETTLED)
     stall = time.monotonic() - killed
     say(f"{round_.table}: all {BIG} bets settled {stall:.1f} s after the kill")
-    return node, stall
+    return victims, stall
 
 
 def audit(

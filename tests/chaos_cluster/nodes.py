@@ -91,7 +91,9 @@ class Nodes:
         return found
 
     def group_coordinator(self, group: str) -> int:
-        found: int = self.ask(lambda admin: admin._find_coordinator_id(group))
+        """The broker that coordinates a consumer group (FindCoordinator, key type GROUP; a new
+        client each time, so no cached answer)."""
+        found: int = self.ask(lambda admin: admin._manager.run(admin._find_coordinator_id, group))
         return found
 
     def under_replicated(self) -> list[str]:

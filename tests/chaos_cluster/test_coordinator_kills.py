@@ -45,7 +45,7 @@ def test_the_coordinators_of_a_tasks_transactions_and_of_the_group_killed_lose_n
                 what.append("the group coordinator")
                 return nodes.group_coordinator(settings.group_id)
 
-            node, stall = kill_mid_settlement(nodes, feeder, round_, coordinator)
+            [node], stall = kill_mid_settlement(nodes, feeder, round_, coordinator)
             back = nodes.whole()
             feeder.finish()
             sent += feeder.sent

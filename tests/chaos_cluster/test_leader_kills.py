@@ -47,7 +47,7 @@ def test_the_leaders_of_the_busiest_partitions_killed_mid_settlement_lose_and_re
             def leader(r: Settling, topic: str = topic, partition: int = partition) -> int:
                 return nodes.leader(topic, partition)
 
-            node, stall = kill_mid_settlement(nodes, feeder, round_, leader)
+            [node], stall = kill_mid_settlement(nodes, feeder, round_, leader)
             back = nodes.whole()
             feeder.finish()
             sent += feeder.sent

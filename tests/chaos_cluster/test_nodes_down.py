@@ -5,24 +5,24 @@ from __future__ import annotations
 
 import time
 
-from tests.chaos.cluster import SEED, Feeder, cluster, seeded, wait_caught_up, wait_committed
+from tests.chaos.cluster import SEED, Feeder, cluster, seeded, wait_caught_up
 from tests.chaos_cluster.faults import (
     FULL,
     SETTLED,
     WORKERS,
     audit,
     background,
+    big,
     cluster_settings,
+    kill_mid_settlement,
     probe,
-    small_round,
-    table_on,
 )
 from tests.chaos_cluster.nodes import NODES, Nodes
 
 LONG = 90.0 if FULL else 30.0
 """Seconds one node stays down."""
-OUTAGE = 30.0
-"""Seconds two nodes stay down."""
+OUTAGE = 30.0 if FULL else 20.0
+"""Seconds two nodes stay down before they are restarted (restarting takes some more)."""
 
 
 def test_one_node_down_for_a_long_stretch_leaves_every_round_settled_on_two_replicas(
@@ -74,31 +74,28 @@ def test_two_nodes_down_stop_settlement_without_loss_and_it_resumes_when_they_re
         started = time.monotonic()
         feed = background(SEED + 80, "G", count=12, rounds=15)
         feeder = Feeder(settings, feed, rate=len(feed) / (OUTAGE + 30)).start()
-        before = probe(feeder, 2, SEED + 81)
-        time.sleep(rng.uniform(2.0, 6.0))
+        round_ = big(settings, "BIGG", SEED + 80)
+        before = probe(feeder, round_.partition, SEED + 81)
         killed = sorted(rng.sample(NODES, 2))
-        for node in killed:
-            nodes.kill9(node)
-        down = time.monotonic()
-        # A round published into the outage: its sends wait in the publisher, then settle.
-        partition = rng.randrange(settings.partitions)
-        with feeder.lock:
-            for kind, raw in small_round(
-                SEED + 82, table_on(partition, settings.partitions, "OUT")
-            ):
-                feeder._send(kind, raw)
-        while time.monotonic() - down < OUTAGE:
-            dead = [w.name for w in workers.workers if not w.alive()]
-            assert not dead, f"workers exited while the cluster had no quorum: {dead}"
-            time.sleep(1.0)
-        for node in killed:
-            nodes.start(node, wait=False)
-        for node in killed:
-            nodes.start(node)
-        returned = time.monotonic()
-        feeder.producer.flush(timeout=SETTLED)
-        wait_committed(settings, partition, timeout=SETTLED)
-        resumed = time.monotonic()
+        moments: dict[str, float] = {}
+
+        def outage() -> None:
+            """No quorum for OUTAGE seconds: every worker must stay up, then both come back."""
+            down = time.monotonic()
+            while time.monotonic() - down < OUTAGE:
+                dead = [w.name for w in workers.workers if not w.alive()]
+                assert not dead, f"workers exited while the cluster had no quorum: {dead}"
+                time.sleep(1.0)
+            moments["restarted"] = time.monotonic() - down
+            for node in killed:
+                nodes.start(node, wait=False)
+            for node in killed:
+                nodes.start(node)
+            moments["answering"] = time.monotonic() - down
+
+        # Both nodes go while the round's 10,000 settlements are being written: the
+        # transaction is open, and neither it nor anything else can be acknowledged.
+        _, stall = kill_mid_settlement(nodes, feeder, round_, lambda r: killed, outage)
         back = nodes.whole()
         feeder.finish()
         audit(
@@ -106,9 +103,10 @@ def test_two_nodes_down_stop_settlement_without_loss_and_it_resumes_when_they_re
             workers,
             feeder.sent,
             started,
-            resumed - down,
-            f"nodes {killed[0]} and {killed[1]} down {returned - down:.0f} s (no quorum); the "
-            f"round published into the outage settled {resumed - returned:.1f} s after they "
-            f"answered again; a round before the fault settled in {before:.1f} s; in sync "
+            stall,
+            f"nodes {killed[0]} and {killed[1]} killed mid-settlement of 10,000 bets (no "
+            f"quorum), restarted after {moments['restarted']:.0f} s and answering after "
+            f"{moments['answering']:.0f} s; the round settled {stall - moments['answering']:.1f} "
+            f"s after that; a round before the fault settled in {before:.1f} s; in sync "
             f"{back:.0f} s after",
         )
