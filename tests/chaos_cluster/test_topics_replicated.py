@@ -41,6 +41,15 @@ def test_topics_are_created_with_three_replicas_and_two_in_sync_and_kept_so(node
         )
     finally:
         admin.close()
+
+    def lowered(admin: object) -> None:
+        """Until the brokers report the altered value (KRaft applies it a moment later)."""
+        resource = ConfigResource(ConfigResourceType.TOPIC, settings.topic_bets)
+        found = admin.describe_configs([resource])["topic"][settings.topic_bets]  # type: ignore[attr-defined]
+        if found["min.insync.replicas"]["value"] != "1":
+            raise KeyError("min.insync.replicas not altered yet")
+
+    nodes.ask(lowered)
     again = io.StringIO()
     assert ensure(settings, out=again) == []
     assert f"changed {settings.topic_bets}: min.insync.replicas 1 -> 2" in again.getvalue()
