@@ -37,7 +37,9 @@ class Nodes:
         second: starting a shell first could miss it); cluster.sh then waits until it is gone."""
         pidfile = Path(self.env["KAFKA_CLUSTER_BASE"]) / f"node-{n}" / "kafka.pid"
         with contextlib.suppress(OSError, ValueError):
-            os.kill(int(pidfile.read_text().strip()), signal.SIGKILL)
+            pid = int(pidfile.read_text().strip())
+            if b"kafka.Kafka" in Path(f"/proc/{pid}/cmdline").read_bytes():  # still our node
+                os.kill(pid, signal.SIGKILL)
         self.script(self.env, "kill9", str(n))
         self.down.add(n)
         say(f"node {n} killed -9")
