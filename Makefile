@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 .PHONY: help install run replay-sample test test-unit test-kafka check lint types schemas bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside k8s-manifests k8s-schemas kafka-up-secure acls \
-        test-security
+        test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -73,6 +73,15 @@ test-security: $(STAMP) ## the security tests alone, on a secured broker of thei
 kafka-down: ## stop the local Kafka broker (KAFKA_WIPE=1 also deletes its data)
 	bash deploy/kafka/down.sh
 
+cluster-up: $(STAMP) ## start the local three-node Kafka cluster (127.0.0.1:29092-29094; idempotent); prints KAFKA_BOOTSTRAP
+	PYTHON=$(BIN)/python bash deploy/kafka/cluster.sh up
+
+cluster-down: ## stop the three-node cluster (KAFKA_WIPE=1 also deletes its data)
+	bash deploy/kafka/cluster.sh down
+
+cluster-status: $(STAMP) ## the cluster's nodes, quorum leader and under-replicated partitions
+	PYTHON=$(BIN)/python bash deploy/kafka/cluster.sh status
+
 topics: $(STAMP) ## create or check the topics (idempotent)
 	$(BIN)/croupier topics
 
@@ -126,3 +135,9 @@ k8s-schemas: ## fetch the schemas of deploy/k8s's custom resources (Strimzi, pro
 
 chaos: $(STAMP) ## fault suite on its own broker (127.0.0.1:19092): kill -9, rebalances, pause, broker crash, bad input; then verify
 	$(BIN)/pytest -q tests/chaos
+
+chaos-cluster: $(STAMP) ## broker faults on a three-node cluster of its own (replication 3, min ISR 2): leader, coordinator and rolling restarts, one and two nodes down; then verify
+	$(BIN)/pytest -q tests/chaos_cluster
+
+chaos-cluster-ci: $(STAMP) ## the reduced broker-fault suite .ci/run runs (CHAOS_CLUSTER_FULL=0)
+	CHAOS_CLUSTER_FULL=0 $(BIN)/pytest -q tests/chaos_cluster

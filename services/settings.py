@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Protocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
@@ -61,7 +61,16 @@ class Settings(BaseSettings):
     )
     partitions: int = Field(default=12, ge=1, description="partitions of rounds and bets")
     output_partitions: int = Field(default=12, ge=1, description="partitions of output topics")
-    replication_factor: int = Field(default=1, ge=1)
+    replication_factor: int = Field(
+        default=1, ge=1, description="replicas of every topic croupier creates (3 on a cluster)"
+    )
+    min_insync_replicas: int = Field(
+        default=2,
+        ge=1,
+        description="min.insync.replicas set on every topic when replication_factor > 1: an "
+        "acks=all write (every transaction of a worker) is acknowledged once this many replicas "
+        "hold it; with 3 replicas and 2, one broker may be lost without losing or stopping writes",
+    )
     retention_ms: int = Field(
         default=7 * 24 * 3600 * 1000,
         ge=-1,
@@ -103,6 +112,16 @@ class Settings(BaseSettings):
     web_host: str = "127.0.0.1"
     web_port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")
     data_dir: str = ".data/workers"
+
+    @model_validator(mode="after")
+    def _writable(self) -> Settings:
+        if 1 < self.replication_factor < self.min_insync_replicas:
+            raise ValueError(
+                f"min_insync_replicas {self.min_insync_replicas} is more than replication_factor "
+                f"{self.replication_factor}: no write could ever be acknowledged; set "
+                "CROUPIER_MIN_INSYNC_REPLICAS to at most CROUPIER_REPLICATION_FACTOR"
+            )
+        return self
 
     @property
     def inputs(self) -> tuple[str, str]:

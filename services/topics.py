@@ -50,7 +50,24 @@ class Plan:
 
 
 def plan(settings: Settings) -> list[Plan]:
-    """The topics croupier reads and writes, with their partitions and configuration."""
+    """The topics croupier reads and writes, with their partitions and configuration.
+
+    Replicated topics (replication_factor > 1) carry min.insync.replicas too: the broker's own
+    default is 1, with which an acknowledged write may sit on one broker only and be lost with it.
+    """
+    return [
+        Plan(name=p.name, partitions=p.partitions, config={**p.config, **_durability(settings)})
+        for p in _topics(settings)
+    ]
+
+
+def _durability(settings: Settings) -> dict[str, str]:
+    if settings.replication_factor == 1:
+        return {}
+    return {"min.insync.replicas": str(settings.min_insync_replicas)}
+
+
+def _topics(settings: Settings) -> list[Plan]:
     retention = {"cleanup.policy": "delete", "retention.ms": str(settings.retention_ms)}
     sized = {**retention, "max.message.bytes": str(INPUT_MAX_MESSAGE)}
     inputs = [Plan(name=t, partitions=settings.partitions, config=sized) for t in settings.inputs]
@@ -99,6 +116,8 @@ class Existing:
 
     partitions: int
     config: dict[str, str]
+    replicas: int | None = None
+    """The fewest replicas any of its partitions has (None: not known)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,9 +164,17 @@ def reconcile(settings: Settings, wanted: list[Plan], existing: Mapping[str, Exi
             if have.config.get(key) != value
         ]
         changes.extend(differs)
+        few = have.replicas is not None and have.replicas < settings.replication_factor
+        if few:
+            cannot.append(
+                f"{p.name}: {have.replicas} replicas, {settings.replication_factor} planned; a "
+                "topic's replicas are not changed by configuration: add them with "
+                "kafka-reassign-partitions.sh (a plan listing "
+                f"{settings.replication_factor} brokers for every partition)"
+            )
         if have.partitions < p.partitions:
             cannot.append(_too_few(settings, p, have.partitions))
-        elif not differs:
+        elif not differs and not few:
             right.append(p.name)
     rounds, bets = (existing.get(t) for t in settings.inputs)
     if rounds is not None and bets is not None:
@@ -308,7 +335,7 @@ def _unauthorized(admin: KafkaAdminClient, names: list[str]) -> list[str]:
 
 def _existing(admin: KafkaAdminClient, wanted: list[Plan]) -> dict[str, Existing]:
     """Partitions and the current value of every planned key of each planned topic that exists."""
-    counts = _partitions(admin, [p.name for p in wanted])
+    counts, replicas = _layout(admin, [p.name for p in wanted])
     present = [p for p in wanted if p.name in counts]
     if not present:
         return {}
@@ -319,7 +346,9 @@ def _existing(admin: KafkaAdminClient, wanted: list[Plan]) -> dict[str, Existing
     for p in present:
         config = described.get(p.name, {})
         values = {key: config[key]["value"] for key in p.config if key in config}
-        found[p.name] = Existing(partitions=counts[p.name], config=values)
+        found[p.name] = Existing(
+            partitions=counts[p.name], config=values, replicas=replicas[p.name]
+        )
     return found
 
 
@@ -358,8 +387,15 @@ def _settle(
 
 
 def _partitions(admin: KafkaAdminClient, names: list[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
+    return _layout(admin, names)[0]
+
+
+def _layout(admin: KafkaAdminClient, names: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Partitions of each topic that exists, and the fewest replicas of any of its partitions."""
+    counts: dict[str, int] = {}
+    replicas: dict[str, int] = {}
     for meta in admin.describe_topics(names):
         if meta.get("error_code", 0) == 0 and meta.get("partitions"):
-            found[meta["name"]] = len(meta["partitions"])
-    return found
+            counts[meta["name"]] = len(meta["partitions"])
+            replicas[meta["name"]] = min(len(p["replica_nodes"]) for p in meta["partitions"])
+    return counts, replicas

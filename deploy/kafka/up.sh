@@ -8,6 +8,9 @@
 #      JAVA (java), MVN (mvn), KAFKA_BASE (.data/kafka: a second instance needs its own, and
 #      other ports; the chaos suite runs one in .data/kafka-chaos on 19092/19093),
 #      KAFKA_SECURITY (plaintext | scram: SASL/SCRAM-SHA-512 over TLS, ACLs, see secure.sh).
+#      For deploy/kafka/cluster.sh (one call per node): KAFKA_PROPERTIES_IN (the config template,
+#      server.properties.in), KAFKA_CLUSTER_ID (formats with this id instead of a new one),
+#      KAFKA_WAIT=0 (start and return without waiting for the broker to answer).
 # Jars come from Maven Central via deploy/kafka/pom.xml into .data/kafka/libs (first run only);
 # data in .data/kafka/data, logs in .data/kafka/logs, pid in .data/kafka/kafka.pid.
 set -euo pipefail
@@ -150,6 +153,7 @@ if pid="$(broker_pid)"; then
     exit 0
   fi
   say "process $pid is alive but not answering yet on $BOOTSTRAP"
+  [[ "${KAFKA_WAIT:-1}" == 0 ]] && exit 0
   wait_ready "$pid"
   announce
   exit 0
@@ -189,7 +193,7 @@ fi
 sed -e "s|@KAFKA_PORT@|$KAFKA_PORT|g" \
     -e "s|@KAFKA_CONTROLLER_PORT@|$KAFKA_CONTROLLER_PORT|g" \
     -e "s|@DATA_DIR@|$DATA_DIR|g" \
-    "$HERE/server.properties.in" >"$PROPS"
+    "${KAFKA_PROPERTIES_IN:-$HERE/server.properties.in}" >"$PROPS"
 if [[ "$SECURITY" == scram ]]; then
   chmod 600 "$PROPS"  # it holds the brokers' own password
   secure_properties "$BASE" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" >>"$PROPS"
@@ -208,9 +212,10 @@ JAVA_OPTS=(
 if [[ ! -f "$DATA_DIR/meta.properties" ]]; then
   # A Kafka Uuid: 16 random bytes, URL-safe base64 without padding (22 chars); not starting
   # with '-' (it would read as an option).
-  while :; do
+  cid="${KAFKA_CLUSTER_ID:-}"
+  while [[ -z "$cid" ]]; do
     cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' | cut -c1-22)"
-    [[ "$cid" != -* ]] && break
+    [[ "$cid" == -* ]] && cid=""
   done
   say "formatting $DATA_DIR (cluster id $cid, security $SECURITY)"
   mkdir -p "$DATA_DIR"
@@ -230,6 +235,7 @@ LOG_OFFSET="$(stat -c %s "$LOGS/server.log" 2>/dev/null || echo 0)"
 setsid nohup "$JAVA" "${JAVA_OPTS[@]}" kafka.Kafka "$PROPS" >>"$LOGS/stdout.log" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$PIDFILE"
+[[ "${KAFKA_WAIT:-1}" == 0 ]] && { say "started (pid $pid), not waiting (KAFKA_WAIT=0)"; exit 0; }
 wait_ready "$pid"
 if [[ "$SECURITY" == scram ]]; then
   say "the roles' users and ACLs (croupier acls, as admin)"

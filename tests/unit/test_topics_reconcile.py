@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
 from services.settings import Settings
 from services.topics import Change, Existing, plan, reconcile
 
@@ -90,3 +93,50 @@ def test_topics_that_do_not_exist_are_left_to_creation() -> None:
     assert verdict == reconcile(SETTINGS, [], {})
     assert verdict.changes == []
     assert verdict.right == verdict.cannot == verdict.problems == []
+
+
+REPLICATED = Settings(
+    partitions=4, output_partitions=4, retention_ms=604_800_000, replication_factor=3
+)
+
+
+def test_every_replicated_topic_is_planned_with_two_in_sync_replicas() -> None:
+    assert {p.name: p.config["min.insync.replicas"] for p in plan(REPLICATED)} == {
+        p.name: "2" for p in plan(REPLICATED)
+    }
+
+
+def test_an_unreplicated_topic_is_planned_without_min_insync_replicas() -> None:
+    assert not [p.name for p in plan(SETTINGS) if "min.insync.replicas" in p.config]
+
+
+def test_a_replicated_topic_left_at_the_brokers_one_in_sync_replica_is_changed_to_two() -> None:
+    existing = {
+        p.name: Existing(partitions=4, config=dict(p.config), replicas=3) for p in plan(REPLICATED)
+    }
+    existing["bets"] = Existing(
+        partitions=4, config={**existing["bets"].config, "min.insync.replicas": "1"}, replicas=3
+    )
+    verdict = reconcile(REPLICATED, plan(REPLICATED), existing)
+    assert verdict.changes == [Change(topic="bets", key="min.insync.replicas", old="1", new="2")]
+    assert "bets" not in verdict.right and verdict.cannot == []
+
+
+def test_a_topic_with_fewer_replicas_than_planned_is_reported_with_what_to_do() -> None:
+    existing = {
+        p.name: Existing(partitions=4, config=dict(p.config), replicas=3) for p in plan(REPLICATED)
+    }
+    existing["settlements"] = Existing(
+        partitions=4, config=dict(existing["settlements"].config), replicas=1
+    )
+    verdict = reconcile(REPLICATED, plan(REPLICATED), existing)
+    assert verdict.changes == [] and verdict.problems == []
+    [line] = verdict.cannot
+    assert line.startswith("settlements: 1 replicas, 3 planned")
+    assert "kafka-reassign-partitions.sh" in line
+    assert "settlements" not in verdict.right
+
+
+def test_more_in_sync_replicas_than_replicas_is_refused_at_start() -> None:
+    with pytest.raises(ValidationError, match="CROUPIER_MIN_INSYNC_REPLICAS to at most"):
+        Settings(replication_factor=2, min_insync_replicas=3)
