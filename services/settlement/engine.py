@@ -54,6 +54,8 @@ class Task:
     positions: dict[TopicPartition, int] = field(default_factory=dict)
     stale: frozenset[bytes] | None = None
     """Set after a refold: the next transaction writes the whole state and tombstones these keys."""
+    ready_at: float | None = None
+    """When the task was (re)built, until its first transaction is committed (logged then)."""
 
 
 class Engine:
@@ -208,6 +210,18 @@ class Engine:
         task.stale = None
         done = time.monotonic()
         self.metrics.committed(messages_out=len(messages), seconds=done - started)
+        if task.ready_at is not None:
+            log.info(
+                "task %d: first transaction %.2f s after ready: %d records out, fold %.0f ms, "
+                "send %.0f ms, commit %.0f ms",
+                task.partition,
+                done - task.ready_at,
+                len(messages),
+                (folded - started) * 1000,
+                (sent - folded) * 1000,
+                (done - sent) * 1000,
+            )
+            task.ready_at = None
         if len(messages) >= 1000:
             newest = max(records[-1].timestamp for _, records in items) / 1000
             log.info(
@@ -380,6 +394,7 @@ class Engine:
         started = time.monotonic()
         producers = {p: self._producer(p) for p in partitions}
         await asyncio.gather(*(producer.start() for producer in producers.values()))
+        fenced = time.monotonic()
         inputs = {
             p: {r: TopicPartition(t, p) for r, t in zip(ROLES, s.inputs, strict=True)}
             for p in partitions
@@ -387,7 +402,9 @@ class Engine:
         committed, beginnings = await self._offsets(
             [tp for p in partitions for tp in inputs[p].values()]
         )
+        offsets = time.monotonic()
         logs = await changelog.read(s, partitions) if s.durable_state else {}
+        read = time.monotonic()
         ready: dict[int, tuple[Fold, dict[str, int], frozenset[bytes] | None]] = {}
         refolds: dict[int, Refold] = {}
         for p in partitions:
@@ -408,6 +425,7 @@ class Engine:
                 case Blocked():
                     await producers.pop(p).stop()
                     self._block(p, list(inputs[p].values()), start.reason)
+        planned = time.monotonic()
         count = await self._refold(
             {p: Fold(horizon=s.horizon) for p in refolds},
             {
@@ -428,7 +446,12 @@ class Engine:
             fold.boards_changed.clear()
             positions = {tp: at[r] for r, tp in inputs[p].items()}
             task = Task(
-                partition=p, fold=fold, producer=producers[p], positions=positions, stale=stale
+                partition=p,
+                fold=fold,
+                producer=producers[p],
+                positions=positions,
+                stale=stale,
+                ready_at=time.monotonic(),
             )
             if stale is not None:
                 await self._rewrite(task)
@@ -442,12 +465,18 @@ class Engine:
         restored = [logs[p] for p in ready if p in logs and p not in refolds]
         log.info(
             "tasks %s ready: %d state records (%d bytes) restored, %d committed events refolded "
-            "in %.2f s",
+            "in %.2f s (producers fenced %.2f s, offsets %.2f s, state read %.2f s, state decoded "
+            "%.2f s, refold and rewrite %.2f s)",
             sorted(ready),
             sum(found.records for found in restored),
             sum(found.size for found in restored),
             count,
             time.monotonic() - started,
+            fenced - started,
+            offsets - fenced,
+            read - offsets,
+            planned - read,
+            time.monotonic() - planned,
         )
 
     async def _rewrite(self, task: Task) -> None:

@@ -249,6 +249,16 @@ def report(t: Takeover) -> list[str]:
             f"  where it went: interpreter and imports {boot:.2f} s, faust start and group join "
             f"{join:.2f} s, restore {r.seconds:.2f} s, the new round after ready {last:.2f} s"
         )
+    if r.parts:
+        lines.append(
+            "  the restore: " + ", ".join(f"{name} {sec:.2f} s" for name, sec in r.parts.items())
+        )
+    if r.first_transaction is not None and r.first_transaction_at is not None:
+        seen = t.started_at + t.takeover_s - r.first_transaction_at
+        lines.append(
+            f"  the new round: first transaction {r.first_transaction}; readable to the bench's "
+            f"read_committed reader {seen:.2f} s after that commit was logged"
+        )
     lines.append(
         f"  worker RSS: after catch-up {t.rss_caught_up / 2**20:.0f} MiB, after takeover "
         f"{t.rss_takeover / 2**20:.0f} MiB; first worker settled all in {t.catch_up_s:.1f} s from its start "
