@@ -153,6 +153,81 @@ def snapshot(fold: Fold) -> list[Entry]:
     return sorted(entries)
 
 
+class Rewrite:
+    """The whole state written again, a part in each transaction, from offset `start` of the
+    task's state partition on; once `done`, every entry live then was written at or after `start`,
+    so a restore can read the partition from there (docs/DESIGN.md, "Durable state").
+
+    A part is a table (its entry and board) or a round (its header and its bets joined into as few
+    segments as fit, the segments past the new count tombstoned). Each transaction may write
+    `credit` bytes of parts (credit not used carries over): the rewrite costs the transactions
+    that earn it, in proportion to what they wrote, never one large transaction.
+    """
+
+    def __init__(self, fold: Fold, start: int) -> None:
+        self.start = start
+        self.credit = 0
+        self.written = 0
+        self.records = 0
+        self._parts: deque[tuple[str, str | None]] = deque()
+        for table_id in sorted(fold.tables):
+            self._parts.append((table_id, None))
+            self._parts.extend((table_id, r) for r in sorted(fold.tables[table_id].rounds))
+
+    @property
+    def done(self) -> bool:
+        return not self._parts
+
+    def step(self, fold: Fold, credit: int) -> list[Entry]:
+        """The parts this transaction writes, given `credit` more bytes (after `changes`)."""
+        self.credit += credit
+        entries: list[Entry] = []
+        while self._parts:
+            table_id, round_id = self._parts[0]
+            table = fold.tables.get(table_id)
+            rnd = None if table is None or round_id is None else table.rounds.get(round_id)
+            if table is None or (round_id is not None and rnd is None):
+                self._parts.popleft()  # forgotten since: its tombstones were written
+                continue
+            assert table is not None
+            size = _size(table, rnd)
+            if size > self.credit:
+                break
+            self._parts.popleft()
+            part = _table_entries(table) if rnd is None else _round_entries(table, rnd)
+            self.credit -= size
+            self.written += sum(len(key) + len(value or b"") for key, value in part)
+            self.records += len(part)
+            entries.extend(part)
+        return entries
+
+
+def _size(table: Table, rnd: Round | None) -> int:
+    """About the bytes a part takes (its bets' lines, or a table's board)."""
+    if rnd is None:
+        return 256 + (0 if table.board is None else 128 * len(table.board.rounds))
+    return 512 + sum(len(table.bets[bet_id]) + 1 for bet_id in rnd.seqs.values())
+
+
+def _table_entries(table: Table) -> list[Entry]:
+    entries: list[Entry] = [(table_key(table.table_id), _ENCODER.encode(_table(table)))]
+    if table.board is not None:
+        entries.append((board_key(table.table_id), _ENCODER.encode(_board(table.board))))
+    return entries
+
+
+def _round_entries(table: Table, rnd: Round) -> list[Entry]:
+    """A round written whole: its bets joined into segments, the old ones past them tombstoned."""
+    old = rnd.segments
+    rnd.flushed = rnd.segments = 0
+    entries = list(_new_segments(table, rnd))
+    entries.extend(
+        (bets_key(table.table_id, rnd.round_id, k), None) for k in range(rnd.segments, old)
+    )
+    entries.append((round_key(table.table_id, rnd.round_id), _ENCODER.encode(_round(rnd))))
+    return entries
+
+
 def restore(entries: Mapping[bytes, bytes], horizon: int, *, journal: bool = True) -> Fold:
     """The fold whose state these entries are (the live entries of a compacted changelog)."""
     tables: dict[str, TableState] = {}
@@ -362,18 +437,22 @@ TASK_KEY: Final = _ENCODER.encode(("task",))
 
 
 class Position(msgspec.Struct, frozen=True, kw_only=True, tag="task", gc=False):
-    """Written in every transaction: the state is the fold of the input below these offsets."""
+    """Written in every transaction: the state is the fold of the input below these offsets, and
+    every entry of it was written at or after offset `snapshot` of the task's state partition
+    (the start of its last whole rewrite; 0 when it was never rewritten: read it all)."""
 
     v: int
     rounds: int
     bets: int
+    snapshot: int = 0
 
 
 _POSITION: Final = msgspec.json.Decoder(Position)
 
 
-def position_entry(rounds: int, bets: int) -> Entry:
-    return (TASK_KEY, _ENCODER.encode(Position(v=VERSION, rounds=rounds, bets=bets)))
+def position_entry(rounds: int, bets: int, snapshot: int = 0) -> Entry:
+    value = Position(v=VERSION, rounds=rounds, bets=bets, snapshot=snapshot)
+    return (TASK_KEY, _ENCODER.encode(value))
 
 
 def read_position(raw: bytes) -> Position:
