@@ -47,6 +47,10 @@ REWRITE_RECORDS = 10_000
 """A task writes its whole state again (a part in each transaction, `state.Rewrite`) once it wrote
 more than these, or more than the last rewrite wrote, since that rewrite: a restore then reads
 about twice the live state at most, whatever the history (docs/DESIGN.md, "Durable state")."""
+IDLE = 1.0
+"""Seconds without input after which a task's rewrite in progress goes on in transactions of its
+own, IDLE_CREDIT bytes each, so that it completes when the input stops."""
+IDLE_CREDIT = 1024 * 1024
 
 
 @dataclass(kw_only=True)
@@ -115,11 +119,16 @@ class Engine:
         await self.consumer.start()
         try:
             await self._partition_counts()
+            idle = time.monotonic()
             while not self.stopping.is_set():
                 batch = await self.consumer.getmany(timeout_ms=200, max_records=s.batch_records)
                 if batch:
+                    idle = time.monotonic()
                     async with self.lock:
                         await self._process(batch)
+                elif time.monotonic() - idle > IDLE:
+                    async with self.lock:
+                        await self._rewrite_idle()
                 if self.fenced:
                     await self._reclaim()
                 if self.blocked:
@@ -275,7 +284,29 @@ class Engine:
         """A record to the partition Kafka's default partitioner gives its key."""
         return (topic, self.partitioner(key, self.partitions[topic], fallback), key, value)
 
-    def _journal(self, task: Task, positions: dict[TopicPartition, int]) -> list[Message]:
+    async def _rewrite_idle(self) -> None:
+        """Without input, a rewrite in progress goes on in a transaction of its own."""
+        for task in list(self.tasks.values()):
+            if task.rewrite is None or task.stale is not None:
+                continue
+            messages = self._journal(task, task.positions, IDLE_CREDIT)
+            try:
+                _, ends = await self._transaction(task, messages, {})
+            except ProducerFenced:
+                log.warning("task %d: fenced by a newer owner; leaving it", task.partition)
+                await self._drop([task.partition])
+                self.fenced[task.partition] = time.monotonic()
+                continue
+            except Exception as error:  # as in _commit: rebuilt from what was committed
+                log.warning("task %d: rewrite failed (%r); rebuilding", task.partition, error)
+                await self._abort(task)
+                await self._recover([task.partition])
+                continue
+            self._committed_state(task, ends)
+
+    def _journal(
+        self, task: Task, positions: dict[TopicPartition, int], credit: int = 0
+    ) -> list[Message]:
         """The batch's accepted inputs and state changes, to partition p of their topics."""
         s = self.settings
         p = task.partition
@@ -290,7 +321,7 @@ class Engine:
             return messages
         snapshot = task.snapshot
         if task.stale is None:
-            entries = self._changes(task)
+            entries = self._changes(task, credit)
             if task.rewrite is not None and task.rewrite.done:
                 snapshot = task.rewrite.start
         else:
@@ -305,7 +336,7 @@ class Engine:
         messages.extend((s.topic_state, p, key, value) for key, value in entries)
         return messages
 
-    def _changes(self, task: Task) -> list[state.Entry]:
+    def _changes(self, task: Task, credit: int) -> list[state.Entry]:
         """What the batch changed in the state, and the next part of a whole rewrite: one starts
         once the tail written since the last one outgrows it (or the floor), and each transaction
         writes at most twice its own changes' bytes of it."""
@@ -322,7 +353,7 @@ class Engine:
             return entries
         size = sum(len(key) + len(value or b"") for key, value in entries)
         merged = dict(entries)
-        merged.update(task.rewrite.step(task.fold, 2 * size + 4096))
+        merged.update(task.rewrite.step(task.fold, 2 * size + 4096 + credit))
         return sorted(merged.items())
 
     def _committed_state(self, task: Task, ends: dict[tuple[str, int], int]) -> None:
@@ -358,10 +389,11 @@ class Engine:
         await task.producer.begin_transaction()
         ends = await send_all(task.producer, messages)
         sent = time.monotonic()
-        await task.producer.send_offsets_to_transaction(
-            {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
-            self.settings.group_id,
-        )
+        if offsets:
+            await task.producer.send_offsets_to_transaction(
+                {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
+                self.settings.group_id,
+            )
         await task.producer.commit_transaction()
         return sent, ends
 

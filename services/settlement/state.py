@@ -12,7 +12,7 @@ state always gives the same bytes (docs/DESIGN.md, "Durable state").
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Final
 
@@ -22,6 +22,7 @@ from schemas.codec import read_event
 from schemas.events import BetPlaced, Dice, Discs
 from schemas.records import StatRound
 from services import games
+from services.games.model import Odds, Outcome, Pick
 from services.settlement.fold import Fold, shared_settlement
 from services.settlement.rounds import FINAL, Correction, Phase, Round, Table
 from services.statistics.board import WINDOW, Board
@@ -391,7 +392,7 @@ def _restore_round(kept: RoundState) -> Round:
             raise StateError(f"round {kept.round_id!r} has a result but no outcome")
         rnd.outcome = outcome
         rnd.settlement = shared_settlement(kept.table_id, rnd)
-        rnd.odds = games.odds_board(rnd.game, outcome)
+        rnd.odds = _LazyOdds(rnd.game, outcome)
     for n, c in enumerate(kept.corrections, start=1):
         if rnd.settlement is None:
             raise StateError(f"round {kept.round_id!r} has corrections but no result")
@@ -401,7 +402,7 @@ def _restore_round(kept: RoundState) -> Round:
             if corrected is None:
                 raise StateError(f"round {kept.round_id!r}: correction {n} has no outcome")
             rnd.outcome = corrected
-            odds = games.odds_board(rnd.game, corrected)
+            odds = _LazyOdds(rnd.game, corrected)
         rnd.corrections.append(
             Correction(
                 n=n,
@@ -416,18 +417,68 @@ def _restore_round(kept: RoundState) -> Round:
     return rnd
 
 
+class _LazyOdds(Mapping[tuple[str, Pick], Odds]):
+    """A restored round's odds board, built the first time a bet or a correction looks at it: a
+    restore builds none (most restored rounds never see another bet)."""
+
+    __slots__ = ("_board", "_game", "_outcome")
+
+    def __init__(self, game: str, outcome: Outcome) -> None:
+        self._game = game
+        self._outcome = outcome
+        self._board: Mapping[tuple[str, Pick], Odds] | None = None
+
+    def _built(self) -> Mapping[tuple[str, Pick], Odds]:
+        if self._board is None:
+            self._board = games.odds_board(self._game, self._outcome)
+        return self._board
+
+    def __getitem__(self, key: tuple[str, Pick]) -> Odds:
+        return self._built()[key]
+
+    def get(self, key: tuple[str, Pick], default: Odds | None = None) -> Odds | None:  # type: ignore[override]  # a faster get than Mapping's
+        return self._built().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._built()
+
+    def __iter__(self) -> Iterator[tuple[str, Pick]]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
+class _BetKey(msgspec.Struct, frozen=True, gc=False):
+    """What a decided round needs of a kept bet: its id and seq (for repeats and corrections)."""
+
+    type: str
+    bet_id: str
+    seq: int
+
+
+_BET_KEY: Final = msgspec.json.Decoder(_BetKey)
+
+
 def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState) -> None:
+    """A decided round's bets are read for their id and seq only; a waiting one's in full."""
+    decided = rnd.phase in FINAL
     for raw in kept.bets:
         line = bytes(raw)
         try:
-            bet = read_event(line)
+            bet: _BetKey | BetPlaced | None = None
+            if decided:
+                bet = _BET_KEY.decode(line)
+            else:
+                event = read_event(line)
+                bet = event if isinstance(event, BetPlaced) else None
         except msgspec.DecodeError as error:
             raise StateError(f"a bet of round {rnd.round_id!r} is unreadable: {error}") from None
-        if not isinstance(bet, BetPlaced):
+        if bet is None or (isinstance(bet, _BetKey) and bet.type != "bet.placed"):
             raise StateError(f"a bets segment of round {rnd.round_id!r} holds a round event")
         table.bets[bet.bet_id] = line
         rnd.seqs[bet.seq] = bet.bet_id
-        if rnd.phase not in FINAL:
+        if isinstance(bet, BetPlaced):
             rnd.waiting.append(bet)
             fold.pending += 1
 

@@ -14,7 +14,7 @@ from kafka.structs import TopicPartition  # type: ignore[import-untyped]
 
 from services.settings import Settings
 from services.settlement.worker import free_port
-from services.simulation.streams import Streams, generate
+from services.simulation.streams import Profile, Streams, generate
 from tests.integration.test_pipeline_equals_replay import _committed, _replay
 from tests.kafka import (
     create_topics,
@@ -30,6 +30,9 @@ READY = re.compile(
     r"tasks \[[0-9, ]*\] ready: (\d+) state records \((\d+) bytes\) restored, "
     r"(\d+) committed events refolded"
 )
+
+
+REWRITTEN = re.compile(r"restores read its state partition from offset (\d+)")
 
 
 def _ready_lines(path: Path) -> list[tuple[int, int]]:
@@ -65,6 +68,27 @@ def _two_histories(settings: Settings) -> tuple[Streams, Streams]:
 def _assert_equals_replay(settings: Settings, first: Streams, second: Streams) -> None:
     both = Streams(rounds=first.rounds + second.rounds, bets=first.bets + second.bets)
     assert _committed(settings) == _replay(both)
+
+
+def test_a_replacement_restores_from_the_last_whole_rewrite_and_settles_as_the_replay(
+    kafka: str,
+) -> None:
+    """Enough bets that every task writes its state again (more than the engine's 2 MiB of
+    tail): the replacement reads each state partition from where that rewrite started."""
+    settings = isolated_settings(kafka, partitions=2, instance_id="w0")
+    big = Profile(bets_per_round=(150, 250), correct=0.1, void=0.05)
+    first = generate(31, tables=4, rounds=30, profile=big)
+    second = generate(32, tables=4, rounds=3, profile=big, first_round=100)
+    create_topics(settings)
+    publish(settings, first, seed=1)
+    _settle(settings, "first")
+    starts = [int(n) for n in REWRITTEN.findall(log_path(settings, "first").read_text())]
+    assert starts and min(starts) > 0, "no task wrote its whole state again"
+    publish(settings, second, seed=2)
+    _settle(settings, "replacement")
+    restored = _ready_lines(log_path(settings, "replacement"))
+    assert restored and sum(refolded for _, refolded in restored) == 0
+    _assert_equals_replay(settings, first, second)
 
 
 def test_a_replacement_restores_its_tasks_from_state_and_refolds_nothing(kafka: str) -> None:
