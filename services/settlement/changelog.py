@@ -64,22 +64,30 @@ async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
         for tp in tps:
             logs[tp.partition].start, logs[tp.partition].end = starts[tp], ends[tp]
             reader.seek(tp, starts[tp])
-        await _scan(reader, ends, lambda tp, record: _keep(logs[tp.partition], record))
+        open_ = {tp for tp in tps if starts[tp] < ends[tp]}
+        while open_:
+            batch = await reader.getmany(*open_, timeout_ms=500, max_records=50000)
+            for tp, records in batch.items():
+                log = logs[tp.partition]
+                entries = log.entries
+                for record in records:
+                    if record.offset >= ends[tp]:
+                        break
+                    log.records += 1
+                    key = record.key or b""  # no key: no state record, so restoring refuses it
+                    if record.value is None:
+                        entries.pop(key, None)
+                    else:
+                        entries[key] = record.value
+                        log.size += len(record.value)
+            for tp in list(open_):
+                if await reader.position(tp) >= ends[tp]:
+                    open_.discard(tp)
     finally:
         await reader.stop()
     for log in logs.values():
         log.seconds = time.monotonic() - started
     return logs
-
-
-def _keep(log: Log, record: Any) -> None:
-    log.records += 1
-    key = record.key or b""  # no key: no state record, so restoring refuses it
-    if record.value is None:
-        log.entries.pop(key, None)
-    else:
-        log.entries[key] = record.value
-        log.size += len(record.value)
 
 
 async def _snapshots(

@@ -43,7 +43,7 @@ MAX_REQUEST = 16 * 1024 * 1024
 BLOCKED_RETRY = 30.0
 """Seconds between two attempts to start a blocked task."""
 REWRITE_BYTES = 2 * 1024 * 1024
-REWRITE_RECORDS = 10_000
+REWRITE_RECORDS = 5_000
 """A task writes its whole state again (a part in each transaction, `state.Rewrite`) once it wrote
 more than these, or more than the last rewrite wrote, since that rewrite: a restore then reads
 about twice the live state at most, whatever the history (docs/DESIGN.md, "Durable state")."""
