@@ -9,6 +9,7 @@ is the last record of every transaction, so it is found by reading back from the
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ class Log:
     seconds: float = 0.0
     start: int = 0
     end: int = 0
+    note: str | None = None
+    """Why the partition was read whole after all, if it was."""
 
 
 async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
@@ -60,29 +63,20 @@ async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
         reader.assign(tps)
         firsts = await reader.beginning_offsets(tps)
         ends = await reader.end_offsets(tps)
-        starts = await _snapshots(reader, firsts, ends)
-        for tp in tps:
-            logs[tp.partition].start, logs[tp.partition].end = starts[tp], ends[tp]
-            reader.seek(tp, starts[tp])
-        open_ = {tp for tp in tps if starts[tp] < ends[tp]}
-        while open_:
-            batch = await reader.getmany(*open_, timeout_ms=500, max_records=50000)
-            for tp, records in batch.items():
-                log = logs[tp.partition]
-                entries = log.entries
-                for record in records:
-                    if record.offset >= ends[tp]:
-                        break
-                    log.records += 1
-                    key = record.key or b""  # no key: no state record, so restoring refuses it
-                    if record.value is None:
-                        entries.pop(key, None)
-                    else:
-                        entries[key] = record.value
-                        log.size += len(record.value)
-            for tp in list(open_):
-                if await reader.position(tp) >= ends[tp]:
-                    open_.discard(tp)
+        positions = await _positions(reader, firsts, ends)
+        starts = {tp: _start(positions.get(tp), firsts[tp], ends[tp]) for tp in tps}
+        await _entries(reader, tps, starts, ends, logs)
+        again = [tp for tp in tps if _miscounted(logs[tp.partition], positions.get(tp), firsts[tp])]
+        for tp in again:
+            log = logs[tp.partition]
+            held = len(log.entries) - (state.TASK_KEY in log.entries)
+            note = (
+                f"read from offset {log.start} it held {held} entries where its position counts "
+                f"{positions[tp].entries}; read whole"
+            )
+            logs[tp.partition] = Log(entries={}, note=note)
+            starts[tp] = firsts[tp]
+        await _entries(reader, again, starts, ends, logs)
     finally:
         await reader.stop()
     for log in logs.values():
@@ -90,11 +84,56 @@ async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
     return logs
 
 
-async def _snapshots(
+def _start(position: state.Position | None, first: int, end: int) -> int:
+    """Where to read a partition from: its last rewrite's start, within what it holds."""
+    return min(max(first, 0 if position is None else position.snapshot), end)
+
+
+def _miscounted(log: Log, position: state.Position | None, first: int) -> bool:
+    """A read from a rewrite's start that did not find the entries its position counts (the topic
+    was copied at other offsets, say): the partition is read whole instead."""
+    if position is None or position.entries < 0 or log.start <= first:
+        return False
+    return len(log.entries) - (state.TASK_KEY in log.entries) != position.entries
+
+
+async def _entries(
+    reader: AIOKafkaConsumer,
+    tps: list[TopicPartition],
+    starts: dict[TopicPartition, int],
+    ends: dict[TopicPartition, int],
+    logs: dict[int, Log],
+) -> None:
+    """The live entries of these partitions from `starts` to `ends`, into their logs."""
+    for tp in tps:
+        logs[tp.partition].start, logs[tp.partition].end = starts[tp], ends[tp]
+        reader.seek(tp, starts[tp])
+    open_ = {tp for tp in tps if starts[tp] < ends[tp]}
+    while open_:
+        batch = await reader.getmany(*open_, timeout_ms=500, max_records=50000)
+        for tp, records in batch.items():
+            log = logs[tp.partition]
+            entries = log.entries
+            for record in records:
+                if record.offset >= ends[tp]:
+                    break
+                log.records += 1
+                key = record.key or b""  # no key: no state record, so restoring refuses it
+                if record.value is None:
+                    entries.pop(key, None)
+                else:
+                    entries[key] = record.value
+                    log.size += len(record.value)
+        for tp in list(open_):
+            if await reader.position(tp) >= ends[tp]:
+                open_.discard(tp)
+
+
+async def _positions(
     reader: AIOKafkaConsumer, firsts: dict[TopicPartition, int], ends: dict[TopicPartition, int]
-) -> dict[TopicPartition, int]:
-    """Where each partition's state starts: the `snapshot` of its latest position record (its
-    first offset when it has none, or one that cannot be read: the restore then says why)."""
+) -> dict[TopicPartition, state.Position]:
+    """The latest position record of each partition that has a readable one (the others are read
+    whole, and the restore says what is wrong with them)."""
     found: dict[TopicPartition, bytes] = {}
 
     def note(tp: TopicPartition, record: Any) -> None:
@@ -111,14 +150,11 @@ async def _snapshots(
         await _scan(reader, {tp: ends[tp] for tp in looking}, note)
         looking = {tp for tp in looking if tp not in found and froms[tp] > firsts[tp]}
         window *= 8
-    starts: dict[TopicPartition, int] = {}
-    for tp in ends:
-        try:
-            snapshot = state.read_position(found[tp]).snapshot if tp in found else 0
-        except StateError:
-            snapshot = 0
-        starts[tp] = min(max(firsts[tp], snapshot), ends[tp])
-    return starts
+    positions: dict[TopicPartition, state.Position] = {}
+    for tp, raw in found.items():
+        with contextlib.suppress(StateError):
+            positions[tp] = state.read_position(raw)
+    return positions
 
 
 async def _scan(reader: AIOKafkaConsumer, ends: dict[TopicPartition, int], each: Any) -> None:

@@ -330,7 +330,8 @@ class Engine:
             entries.extend((key, None) for key in sorted(task.stale - kept))
             snapshot = task.state_end or 0
         at = {self.topic_kind[tp.topic]: offset for tp, offset in positions.items()}
-        entries.append(state.position_entry(at["rounds"], at["bets"], snapshot))
+        live = state.count(task.fold)
+        entries.append(state.position_entry(at["rounds"], at["bets"], snapshot, live))
         task.writing = (len(entries), sum(len(k) + len(v or b"") for k, v in entries))
         self.metrics.state_written(entries)
         messages.extend((s.topic_state, p, key, value) for key, value in entries)
@@ -504,6 +505,9 @@ class Engine:
         )
         offsets = time.monotonic()
         logs = await changelog.read(s, partitions) if s.durable_state else {}
+        for p, read_log in logs.items():
+            if read_log.note is not None:
+                log.warning("task %d: %s partition %d: %s", p, s.topic_state, p, read_log.note)
         read = time.monotonic()
         ready: dict[int, tuple[Fold, dict[str, int], frozenset[bytes] | None]] = {}
         refolds: dict[int, Refold] = {}

@@ -496,14 +496,28 @@ class Position(msgspec.Struct, frozen=True, kw_only=True, tag="task", gc=False):
     rounds: int
     bets: int
     snapshot: int = 0
+    entries: int = -1
+    """How many entries the state holds besides this one (-1: not counted): a read from
+    `snapshot` that finds another number (a copy of the topic at other offsets) reads it all."""
 
 
 _POSITION: Final = msgspec.json.Decoder(Position)
 
 
-def position_entry(rounds: int, bets: int, snapshot: int = 0) -> Entry:
-    value = Position(v=VERSION, rounds=rounds, bets=bets, snapshot=snapshot)
+def position_entry(rounds: int, bets: int, snapshot: int = 0, entries: int = -1) -> Entry:
+    value = Position(v=VERSION, rounds=rounds, bets=bets, snapshot=snapshot, entries=entries)
     return (TASK_KEY, _ENCODER.encode(value))
+
+
+def count(fold: Fold) -> int:
+    """The entries of the fold's state once its changes are written: what `snapshot` gives."""
+    return sum(
+        1
+        + (table.board is not None)
+        + len(table.rounds)
+        + sum(rnd.segments for rnd in table.rounds.values())
+        for table in fold.tables.values()
+    )
 
 
 def read_position(raw: bytes) -> Position:

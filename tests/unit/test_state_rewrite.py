@@ -67,7 +67,9 @@ def test_a_restore_from_the_last_rewrite_goes_on_as_the_uninterrupted_fold(
             if rewrite.done:
                 snapshot, rewrite = rewrite.start, None
         topic.extend(sorted(entries.items()))
-        topic.append(state.position_entry(n, n, snapshot))
+        topic.append(state.position_entry(n, n, snapshot, state.count(first)))
+        assert len(_live(topic)) == state.count(first) + 1
+        assert len(_live(topic, snapshot)) == state.count(first) + 1
 
     restored, start = _restored(topic, horizon)
     assert start == snapshot
