@@ -493,6 +493,7 @@ class Engine:
         s = self.settings
         assert self.consumer is not None
         started = time.monotonic()
+        cpu = time.process_time()
         producers = {p: self._producer(p) for p in partitions}
         await asyncio.gather(*(producer.start() for producer in producers.values()))
         fenced = time.monotonic()
@@ -575,7 +576,7 @@ class Engine:
         log.info(
             "tasks %s ready: %d state records (%d bytes) restored, %d committed events refolded "
             "in %.2f s (producers fenced %.2f s, offsets %.2f s, state read %.2f s, state decoded "
-            "%.2f s, refold and rewrite %.2f s)",
+            "%.2f s, refold and rewrite %.2f s; process cpu %.2f s)",
             sorted(ready),
             sum(found.records for found in restored),
             sum(found.size for found in restored),
@@ -586,6 +587,7 @@ class Engine:
             read - offsets,
             planned - read,
             time.monotonic() - planned,
+            time.process_time() - cpu,
         )
 
     async def _rewrite(self, task: Task) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import os
 import signal
 import statistics
 import subprocess
@@ -66,6 +67,14 @@ class Takeover:
     started_at: float
     rss_caught_up: int
     rss_takeover: int
+    cpu_takeover: float
+    load: str
+
+
+def cpu(process: subprocess.Popen[bytes]) -> float:
+    """Processor seconds a running process used so far, user and system (from /proc)."""
+    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss(process: subprocess.Popen[bytes]) -> int:
@@ -182,13 +191,16 @@ def takeover(
         started_at=timing[1],
         rss_caught_up=rss_caught_up,
         rss_takeover=timing[2],
+        cpu_takeover=timing[3],
+        load=" ".join(Path("/proc/loadavg").read_text().split()[:3]),
     )
 
 
 async def _replace(
     s: Settings, first: subprocess.Popen[bytes], tag: str
-) -> tuple[float, float, int]:
-    """Kill -9 `first`, start its replacement, publish a round: (takeover s, start epoch, RSS)."""
+) -> tuple[float, float, int, float]:
+    """Kill -9 `first`, start its replacement, publish a round: (takeover s, start epoch, RSS,
+    processor seconds the replacement used until then)."""
     from aiokafka import AIOKafkaConsumer  # type: ignore[import-untyped]
     from aiokafka import TopicPartition as Part
 
@@ -221,7 +233,7 @@ async def _replace(
             batch = await reader.getmany(timeout_ms=20)
             seen += sum(needle in r.value for records in batch.values() for r in records)
         took = time.monotonic() - began
-        return took, epoch, rss(replacement)
+        return took, epoch, rss(replacement), cpu(replacement)
     finally:
         out.close()
         await reader.stop()
@@ -238,7 +250,9 @@ def report(t: Takeover) -> list[str]:
     lines = [
         f"history {t.events:,} events, durable state {'on' if t.durable else 'off'}"
         f"{', one more round on every table before the kill' if t.live else ''}:",
-        f"  takeover (replacement start to the new round readable)  {t.takeover_s:6.2f} s",
+        f"  takeover (replacement start to the new round readable)  {t.takeover_s:6.2f} s "
+        f"(the replacement's processor time until then {t.cpu_takeover:.2f} s; load average "
+        f"{t.load})",
         f"  restore: {state}, {r.events:,} input events refolded, {r.seconds:.2f} s (tasks {sorted(r.tasks)})",
     ]
     if r.first_line is not None and r.ready_at is not None:
@@ -301,6 +315,7 @@ def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]
         f"  durable state on   {percentiles(latencies[True])}",
         f"  durable state off  {percentiles(latencies[False])}",
         f"  p99 on/off {p99(latencies[True]) / p99(latencies[False]):.2f}",
+        f"  load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
     ]
 
 
