@@ -34,13 +34,14 @@ from services.simulation.streams import Profile, generate
 from services.topics import ensure
 from tests.bench.pipeline import (
     BOOTSTRAP,
+    committed_total,
     latency,
     p99,
     percentiles,
     preload,
     producer,
+    rate,
     say,
-    settled_rate,
     stop,
     variant,
     worker,
@@ -289,13 +290,18 @@ def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]
     say(f"throughput: preloading about {bets:,} bets")
     published = preload(s, bets, tables=partitions * 4)
     rates: dict[bool, list[float]] = {True: [], False: []}
+    cpus: dict[bool, list[float]] = {True: [], False: []}
     latencies: dict[bool, list[float]] = {True: [], False: []}
     for n in range(repeats):
         for durable in _turns(n):
             run = variant(s.model_copy(update={"durable_state": durable}), f"r{n}{int(durable)}")
             ensure(run, io.StringIO())
-            rates[durable].append(settled_rate(run, published, 1, LOGS, f"rate-{n}-{durable}"))
-            say(f"  durable state {durable}: {rates[durable][-1]:,.0f} settled bets/s")
+            settled, used = _rate_and_cpu(run, published, f"rate-{n}-{durable}")
+            rates[durable].append(settled)
+            cpus[durable].append(used)
+            say(
+                f"  durable state {durable}: {settled:,.0f} settled bets/s, worker cpu {used:.1f} s"
+            )
     for n in range(repeats):
         for durable in _turns(n):
             say(f"latency, durable state {durable}")
@@ -310,6 +316,9 @@ def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]
         f"  durable state on   {on:>10,.0f} settled bets/s  (runs {_runs(rates[True])})",
         f"  durable state off  {off:>10,.0f} settled bets/s  (runs {_runs(rates[False])})",
         f"  on/off {on / off:.2f} (target >= 0.90)",
+        f"  the worker's processor time for it all (its start included): on "
+        f"{_runs(cpus[True], '.1f')} s, off {_runs(cpus[False], '.1f')} s, median on/off "
+        f"{statistics.median(cpus[True]) / statistics.median(cpus[False]):.2f}",
         f"latency from round.result to all 10,000 settlements readable, {repeats} x {rounds} rounds"
         " (target p99 < 250 ms):",
         f"  durable state on   {percentiles(latencies[True])}",
@@ -324,8 +333,22 @@ def _turns(n: int) -> tuple[bool, bool]:
     return (True, False) if n % 2 == 0 else (False, True)
 
 
-def _runs(values: list[float]) -> str:
-    return ", ".join(f"{v:,.0f}" for v in values)
+def _runs(values: list[float], spec: str = ",.0f") -> str:
+    return ", ".join(format(v, spec) for v in values)
+
+
+def _rate_and_cpu(s: Settings, bets: int, name: str) -> tuple[float, float]:
+    """Settled bets per second of one worker over preloaded input (as `settled_rate`), and the
+    processor seconds the worker used until it had committed all: a figure the machine's load
+    moves far less than the rate."""
+    rounds = committed_total(s) - bets
+    procs = [worker(s, f"{name}-0", LOGS)]
+    try:
+        messages = rate(s.group_id, list(s.inputs), bets + rounds, procs, LOGS)
+        used = cpu(procs[0])
+    finally:
+        stop(procs)
+    return messages * bets / (bets + rounds), used
 
 
 def main() -> None:
