@@ -10,7 +10,10 @@ from pathlib import Path
 READY = re.compile(
     r"tasks \[(?P<tasks>[\d, ]*)\] ready: (?:(?P<records>\d+) state records \((?P<bytes>\d+) "
     r"bytes\) restored, )?(?P<events>\d+) committed events refolded in (?P<seconds>[\d.]+) s"
+    r"(?: \((?P<parts>[^)]*)\))?"
 )
+PART = re.compile(r"(?P<name>[a-z ]+) (?P<seconds>[\d.]+) s")
+FIRST = re.compile(r"task \d+: first transaction (?P<after>[\d.]+) s after ready: (?P<detail>.*)$")
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 
@@ -26,6 +29,11 @@ class Restore:
     seconds: float = 0.0
     first_line: float | None = None
     ready_at: float | None = None
+    parts: dict[str, float] = field(default_factory=dict)
+    """Where the rebuilds' time went, by the names the ready line gives (summed over lines)."""
+    first_transaction: str | None = None
+    """The last rebuild's first transaction: how long after ready, and what it took."""
+    first_transaction_at: float | None = None
 
 
 def restored(log: Path, since: float | None = None) -> Restore:
@@ -42,6 +50,10 @@ def restored(log: Path, since: float | None = None) -> Restore:
             continue
         if found.first_line is None and at is not None:
             found.first_line = at
+        first = FIRST.search(line)
+        if first is not None:
+            found.first_transaction = f"{first['after']} s after ready ({first['detail'].strip()})"
+            found.first_transaction_at = at
         ready = READY.search(line)
         if ready is None:
             continue
@@ -52,6 +64,9 @@ def restored(log: Path, since: float | None = None) -> Restore:
             found.size = (found.size or 0) + int(ready["bytes"])
         found.events += int(ready["events"])
         found.seconds += float(ready["seconds"])
+        for part in PART.finditer(ready["parts"] or ""):
+            name = part["name"].strip()
+            found.parts[name] = found.parts.get(name, 0.0) + float(part["seconds"])
         found.ready_at = at
     return found
 

@@ -38,6 +38,11 @@ _ACCEPTED: Mapping[tuple[str, str, Pick], Wager] = {
 _MEMO: dict[Wager, dict[Outcome, Verdict]] = {}
 
 _BOARDS: dict[tuple[str, Outcome], Mapping[tuple[str, Pick], Odds]] = {}
+_CANONICAL_BOARDS: dict[tuple[str, tuple[int, ...]], Mapping[tuple[str, Pick], Odds]] = {}
+_ACCEPTED_BY_GAME: Mapping[str, tuple[tuple[tuple[str, Pick], Wager], ...]] = {
+    game: tuple(((kind, pick), w) for (of, kind, pick), w in _ACCEPTED.items() if of == game)
+    for game in RULES
+}
 
 
 def wager(game: str, kind: str, pick: Sequence[int]) -> Wager | None:
@@ -81,13 +86,19 @@ def odds_board(game: str, outcome: Outcome) -> Mapping[tuple[str, Pick], Odds]:
     return board
 
 
-def _odds_board(game: str, outcome: Outcome) -> dict[tuple[str, Pick], Odds]:
-    if game not in RULES:
+def _odds_board(game: str, outcome: Outcome) -> Mapping[tuple[str, Pick], Odds]:
+    """Built once per canonical outcome (every rule looks at that alone), each wager decided on
+    this outcome only: a worker that has just restored a task builds the boards of the outcomes
+    it meets, not every wager's verdict on every outcome."""
+    rules = RULES.get(game)
+    if rules is None:
         raise ValueError(f"unknown game {game!r}: expected one of {', '.join(GAMES)}")
-    board: dict[tuple[str, Pick], Odds] = {}
-    for (of, kind, pick), w in _ACCEPTED.items():
-        if of == game:
-            board[kind, pick] = odds(verdict(w, outcome))
+    key = (game, canonical(outcome))
+    board = _CANONICAL_BOARDS.get(key)
+    if board is None:
+        decided = {w: odds(rules.decide(w.kind, w.pick, outcome)) for w in _WAGERS[game]}
+        board = {pair: decided[w] for pair, w in _ACCEPTED_BY_GAME[game]}
+        board = _CANONICAL_BOARDS.setdefault(key, board)
     return board
 
 

@@ -46,6 +46,15 @@ log = logging.getLogger("croupier.engine")
 MAX_REQUEST = 16 * 1024 * 1024
 BLOCKED_RETRY = 30.0
 """Seconds between two attempts to start a blocked task."""
+REWRITE_BYTES = 2 * 1024 * 1024
+REWRITE_RECORDS = 5_000
+"""A task writes its whole state again (a part in each transaction, `state.Rewrite`) once it wrote
+more than these, or more than the last rewrite wrote, since that rewrite: a restore then reads
+about twice the live state at most, whatever the history (docs/DESIGN.md, "Durable state")."""
+IDLE = 1.0
+"""Seconds without input after which a task's rewrite in progress goes on in transactions of its
+own, IDLE_CREDIT bytes each, so that it completes when the input stops."""
+IDLE_CREDIT = 1024 * 1024
 
 
 @dataclass(kw_only=True)
@@ -58,6 +67,19 @@ class Task:
     positions: dict[TopicPartition, int] = field(default_factory=dict)
     stale: frozenset[bytes] | None = None
     """Set after a refold: the next transaction writes the whole state and tombstones these keys."""
+    ready_at: float | None = None
+    """When the task was (re)built, until its first transaction is committed (logged then)."""
+    state_end: int | None = None
+    """The offset after the last state record committed (None: not known, no rewrite starts)."""
+    snapshot: int = 0
+    """Where a restore of this task starts reading its state partition (its position records')."""
+    rewrite: state.Rewrite | None = None
+    tail: tuple[int, int] = (0, 0)
+    """State records and bytes written since the last whole rewrite completed (or left unread)."""
+    live: tuple[int, int] = (0, 0)
+    """Records and bytes the last whole rewrite wrote (or the live state restored)."""
+    writing: tuple[int, int] = (0, 0)
+    """State records and bytes of the transaction being written."""
 
 
 class Engine:
@@ -148,11 +170,16 @@ class Engine:
         await self.consumer.start()
         try:
             await self._partition_counts()
+            idle = time.monotonic()
             while not self.stopping.is_set():
                 batch = await self.consumer.getmany(timeout_ms=200, max_records=s.batch_records)
                 if batch:
+                    idle = time.monotonic()
                     async with self.lock:
                         await self._process(batch)
+                elif time.monotonic() - idle > IDLE:
+                    async with self.lock:
+                        await self._rewrite_idle()
                 if self.fenced:
                     await self._reclaim()
                 if self.blocked:
@@ -240,7 +267,7 @@ class Engine:
         messages.extend(self._journal(task, {**task.positions, **offsets}))
         folded = time.monotonic()
         try:
-            sent = await self._transaction(task, messages, offsets)
+            sent, ends = await self._transaction(task, messages, offsets)
         except ProducerFenced:
             log.warning("task %d: fenced by a newer owner; leaving it", task.partition)
             await self._drop([task.partition])
@@ -262,8 +289,21 @@ class Engine:
             return
         task.positions.update(offsets)
         task.stale = None
+        self._committed_state(task, ends)
         done = time.monotonic()
         self.metrics.committed(messages_out=len(messages), seconds=done - started)
+        if task.ready_at is not None:
+            log.info(
+                "task %d: first transaction %.2f s after ready: %d records out, fold %.0f ms, "
+                "send %.0f ms, commit %.0f ms",
+                task.partition,
+                done - task.ready_at,
+                len(messages),
+                (folded - started) * 1000,
+                (sent - folded) * 1000,
+                (done - sent) * 1000,
+            )
+            task.ready_at = None
         if len(messages) >= 1000:
             newest = max(records[-1].timestamp for _, records in items) / 1000
             log.info(
@@ -300,7 +340,29 @@ class Engine:
         """A record to the partition Kafka's default partitioner gives its key."""
         return (topic, self.partitioner(key, self.partitions[topic], fallback), key, value)
 
-    def _journal(self, task: Task, positions: dict[TopicPartition, int]) -> list[Message]:
+    async def _rewrite_idle(self) -> None:
+        """Without input, a rewrite in progress goes on in a transaction of its own."""
+        for task in list(self.tasks.values()):
+            if task.rewrite is None or task.stale is not None:
+                continue
+            messages = self._journal(task, task.positions, IDLE_CREDIT)
+            try:
+                _, ends = await self._transaction(task, messages, {})
+            except ProducerFenced:
+                log.warning("task %d: fenced by a newer owner; leaving it", task.partition)
+                await self._drop([task.partition])
+                self.fenced[task.partition] = time.monotonic()
+                continue
+            except Exception as error:  # as in _commit: rebuilt from what was committed
+                log.warning("task %d: rewrite failed (%r); rebuilding", task.partition, error)
+                await self._abort(task)
+                await self._recover([task.partition])
+                continue
+            self._committed_state(task, ends)
+
+    def _journal(
+        self, task: Task, positions: dict[TopicPartition, int], credit: int = 0
+    ) -> list[Message]:
         """The batch's accepted inputs and state changes, to partition p of their topics."""
         s = self.settings
         p = task.partition
@@ -313,31 +375,84 @@ class Engine:
         if not s.durable_state:
             journal.clear()
             return messages
+        snapshot = task.snapshot
         if task.stale is None:
-            entries = state.changes(task.fold)
+            entries = self._changes(task, credit)
+            if task.rewrite is not None and task.rewrite.done:
+                snapshot = task.rewrite.start
         else:
             entries = state.snapshot(task.fold)
             kept = {key for key, _ in entries}
             entries.extend((key, None) for key in sorted(task.stale - kept))
+            snapshot = task.state_end or 0
         at = {self.topic_kind[tp.topic]: offset for tp, offset in positions.items()}
-        entries.append(state.position_entry(at["rounds"], at["bets"]))
+        live = state.count(task.fold)
+        entries.append(state.position_entry(at["rounds"], at["bets"], snapshot, live))
+        task.writing = (len(entries), sum(len(k) + len(v or b"") for k, v in entries))
         self.metrics.state_written(entries)
         messages.extend((s.topic_state, p, key, value) for key, value in entries)
         return messages
 
+    def _changes(self, task: Task, credit: int) -> list[state.Entry]:
+        """What the batch changed in the state, and the next part of a whole rewrite: one starts
+        once the tail written since the last one outgrows it (or the floor), and each transaction
+        writes at most twice its own changes' bytes of it."""
+        entries = state.changes(task.fold)
+        tail_records, tail_bytes = task.tail
+        live_records, live_bytes = task.live
+        due = tail_records > max(REWRITE_RECORDS, live_records) or tail_bytes > max(
+            REWRITE_BYTES, live_bytes
+        )
+        if task.rewrite is None and due and task.state_end is not None:
+            task.rewrite = state.Rewrite(task.fold, task.state_end)
+            task.tail = (0, 0)
+        if task.rewrite is None:
+            return entries
+        size = sum(len(key) + len(value or b"") for key, value in entries)
+        merged = dict(entries)
+        merged.update(task.rewrite.step(task.fold, 2 * size + 4096 + credit))
+        return sorted(merged.items())
+
+    def _committed_state(self, task: Task, ends: dict[tuple[str, int], int]) -> None:
+        """A transaction with state records was committed: where the partition ends now, how
+        much tail it has, and whether a whole rewrite completed (restores then start there)."""
+        if not self.settings.durable_state:
+            return
+        end = ends.get((self.settings.topic_state, task.partition))
+        task.state_end = end if end is not None else task.state_end
+        task.tail = (task.tail[0] + task.writing[0], task.tail[1] + task.writing[1])
+        task.writing = (0, 0)
+        rewrite = task.rewrite
+        if rewrite is not None and rewrite.done:
+            task.snapshot = rewrite.start
+            task.live = (rewrite.records, rewrite.written)
+            records, size = task.tail
+            task.tail = (max(0, records - rewrite.records), max(0, size - rewrite.written))
+            task.rewrite = None
+            log.info(
+                "task %d: whole state written again (%d records, %d bytes): restores read its "
+                "state partition from offset %d",
+                task.partition,
+                rewrite.records,
+                rewrite.written,
+                rewrite.start,
+            )
+
     async def _transaction(
         self, task: Task, messages: list[Message], offsets: dict[TopicPartition, int]
-    ) -> float:
-        """One transaction of messages and input offsets; returns when the sends were done."""
+    ) -> tuple[float, dict[tuple[str, int], int]]:
+        """One transaction of messages and input offsets; returns when the sends were done and
+        the offset after the last record sent to each partition."""
         await task.producer.begin_transaction()
-        await send_all(task.producer, messages)
+        ends = await send_all(task.producer, messages)
         sent = time.monotonic()
-        await task.producer.send_offsets_to_transaction(
-            {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
-            self.settings.group_id,
-        )
+        if offsets:
+            await task.producer.send_offsets_to_transaction(
+                {tp: OffsetAndMetadata(offset, "") for tp, offset in offsets.items()},
+                self.settings.group_id,
+            )
         await task.producer.commit_transaction()
-        return sent
+        return sent, ends
 
     async def _abort(self, task: Task) -> None:
         try:
@@ -439,8 +554,10 @@ class Engine:
         s = self.settings
         assert self.consumer is not None
         started = time.monotonic()
+        cpu = time.process_time()
         producers = {p: self._producer(p) for p in partitions}
         await asyncio.gather(*(producer.start() for producer in producers.values()))
+        fenced = time.monotonic()
         inputs = {
             p: {r: TopicPartition(t, p) for r, t in zip(ROLES, s.inputs, strict=True)}
             for p in partitions
@@ -448,7 +565,12 @@ class Engine:
         committed, beginnings = await self._offsets(
             [tp for p in partitions for tp in inputs[p].values()]
         )
+        offsets = time.monotonic()
         logs = await changelog.read(s, partitions) if s.durable_state else {}
+        for p, read_log in logs.items():
+            if read_log.note is not None:
+                log.warning("task %d: %s partition %d: %s", p, s.topic_state, p, read_log.note)
+        read = time.monotonic()
         ready: dict[int, tuple[Fold, dict[str, int], frozenset[bytes] | None]] = {}
         refolds: dict[int, Refold] = {}
         for p in partitions:
@@ -470,6 +592,7 @@ class Engine:
                 case Blocked():
                     await producers.pop(p).stop()
                     self._block(p, list(inputs[p].values()), start.reason)
+        planned = time.monotonic()
         count = await self._refold(
             {p: Fold(horizon=s.horizon, keys=self.keys) for p in refolds},
             {
@@ -490,8 +613,18 @@ class Engine:
             fold.boards_changed.clear()
             positions = {tp: at[r] for r, tp in inputs[p].items()}
             task = Task(
-                partition=p, fold=fold, producer=producers[p], positions=positions, stale=stale
+                partition=p,
+                fold=fold,
+                producer=producers[p],
+                positions=positions,
+                stale=stale,
+                ready_at=time.monotonic(),
             )
+            found = logs.get(p)
+            if found is not None:
+                live = (len(found.entries), sum(len(k) + len(v) for k, v in found.entries.items()))
+                task.state_end, task.snapshot, task.live = found.end, found.start, live
+                task.tail = (max(0, found.records - live[0]), max(0, found.size - live[1]))
             if stale is not None:
                 await self._rewrite(task)
             self.tasks[p] = task
@@ -504,19 +637,29 @@ class Engine:
         restored = [logs[p] for p in ready if p in logs and p not in refolds]
         log.info(
             "tasks %s ready: %d state records (%d bytes) restored, %d committed events refolded "
-            "in %.2f s",
+            "in %.2f s (producers fenced %.2f s, offsets %.2f s, state read %.2f s, state decoded "
+            "%.2f s, refold and rewrite %.2f s; process cpu %.2f s)",
             sorted(ready),
             sum(found.records for found in restored),
             sum(found.size for found in restored),
             count,
             time.monotonic() - started,
+            fenced - started,
+            offsets - fenced,
+            read - offsets,
+            planned - read,
+            time.monotonic() - planned,
+            time.process_time() - cpu,
         )
 
     async def _rewrite(self, task: Task) -> None:
         """Write a refolded task's whole state now, so that the next takeover restores it."""
         messages = self._journal(task, task.positions)
-        await self._transaction(task, messages, task.positions)
+        _, ends = await self._transaction(task, messages, task.positions)
         task.stale = None
+        task.snapshot, task.live, task.tail = task.state_end or 0, task.writing, (0, 0)
+        task.state_end = ends.get((self.settings.topic_state, task.partition), task.state_end)
+        task.writing = (0, 0)
         log.info("task %d: whole state written (%d records)", task.partition, len(messages))
 
     def _block(self, p: int, tps: list[TopicPartition], reason: str) -> None:

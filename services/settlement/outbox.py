@@ -33,19 +33,25 @@ Message = tuple[str, int, bytes | None, bytes | None]
 """topic, partition, key and value (None: a tombstone) of a record to write."""
 
 
-async def send_all(producer: AIOKafkaProducer, messages: list[Message]) -> None:
-    """Send messages in as few producer batches as fit, and wait for them."""
+async def send_all(
+    producer: AIOKafkaProducer, messages: list[Message]
+) -> dict[tuple[str, int], int]:
+    """Send messages in as few producer batches as fit, and wait for them; returns, for each topic
+    partition written, the offset after the last record sent to it."""
     batches: dict[tuple[str, int], Any] = {}
     futures: list[asyncio.Future[Any]] = []
+    counts: list[int] = []
     for topic, partition, key, value in messages:
         if value is not None and len(value) > LARGE:
             futures.append(await producer.send(topic, value, key=key, partition=partition))
+            counts.append(1)
             continue
         slot = (topic, partition)
         batch = batches.get(slot)
         if batch is None:
             batch = batches[slot] = producer.create_batch()
         if batch.append(key=key, value=value, timestamp=None) is None:
+            counts.append(batch.record_count())
             futures.append(await producer.send_batch(batch, topic, partition=partition))
             batch = batches[slot] = producer.create_batch()
             if batch.append(key=key, value=value, timestamp=None) is None:
@@ -53,6 +59,10 @@ async def send_all(producer: AIOKafkaProducer, messages: list[Message]) -> None:
                 raise ValueError(f"a record of {size} bytes does not fit a batch of {topic}")
     for (topic, partition), batch in batches.items():
         if batch.record_count():
+            counts.append(batch.record_count())
             futures.append(await producer.send_batch(batch, topic, partition=partition))
-    if futures:
-        await asyncio.gather(*futures)
+    ends: dict[tuple[str, int], int] = {}
+    for sent, count in zip(await asyncio.gather(*futures), counts, strict=True):
+        slot = (sent.topic, sent.partition)
+        ends[slot] = max(ends.get(slot, 0), sent.offset + count)
+    return ends

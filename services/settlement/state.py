@@ -12,7 +12,7 @@ state always gives the same bytes (docs/DESIGN.md, "Durable state").
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Final
 
@@ -22,6 +22,7 @@ from schemas.codec import read_event
 from schemas.events import BetPlaced, Dice, Discs
 from schemas.records import StatRound
 from services import games
+from services.games.model import Odds, Outcome, Pick
 from services.settlement.fold import Fold, shared_settlement
 from services.settlement.rounds import FINAL, Correction, Phase, Round, Table
 from services.signing.signature import NO_KEYS, TableKeys
@@ -152,6 +153,81 @@ def snapshot(fold: Fold) -> list[Entry]:
             entries.extend(_new_segments(table, rnd))
             entries.append((round_key(table.table_id, rnd.round_id), _ENCODER.encode(_round(rnd))))
     return sorted(entries)
+
+
+class Rewrite:
+    """The whole state written again, a part in each transaction, from offset `start` of the
+    task's state partition on; once `done`, every entry live then was written at or after `start`,
+    so a restore can read the partition from there (docs/DESIGN.md, "Durable state").
+
+    A part is a table (its entry and board) or a round (its header and its bets joined into as few
+    segments as fit, the segments past the new count tombstoned). Each transaction may write
+    `credit` bytes of parts (credit not used carries over): the rewrite costs the transactions
+    that earn it, in proportion to what they wrote, never one large transaction.
+    """
+
+    def __init__(self, fold: Fold, start: int) -> None:
+        self.start = start
+        self.credit = 0
+        self.written = 0
+        self.records = 0
+        self._parts: deque[tuple[str, str | None]] = deque()
+        for table_id in sorted(fold.tables):
+            self._parts.append((table_id, None))
+            self._parts.extend((table_id, r) for r in sorted(fold.tables[table_id].rounds))
+
+    @property
+    def done(self) -> bool:
+        return not self._parts
+
+    def step(self, fold: Fold, credit: int) -> list[Entry]:
+        """The parts this transaction writes, given `credit` more bytes (after `changes`)."""
+        self.credit += credit
+        entries: list[Entry] = []
+        while self._parts:
+            table_id, round_id = self._parts[0]
+            table = fold.tables.get(table_id)
+            rnd = None if table is None or round_id is None else table.rounds.get(round_id)
+            if table is None or (round_id is not None and rnd is None):
+                self._parts.popleft()  # forgotten since: its tombstones were written
+                continue
+            assert table is not None
+            size = _size(table, rnd)
+            if size > self.credit:
+                break
+            self._parts.popleft()
+            part = _table_entries(table) if rnd is None else _round_entries(table, rnd)
+            self.credit -= size
+            self.written += sum(len(key) + len(value or b"") for key, value in part)
+            self.records += len(part)
+            entries.extend(part)
+        return entries
+
+
+def _size(table: Table, rnd: Round | None) -> int:
+    """About the bytes a part takes (its bets' lines, or a table's board)."""
+    if rnd is None:
+        return 256 + (0 if table.board is None else 128 * len(table.board.rounds))
+    return 512 + sum(len(table.bets[bet_id]) + 1 for bet_id in rnd.seqs.values())
+
+
+def _table_entries(table: Table) -> list[Entry]:
+    entries: list[Entry] = [(table_key(table.table_id), _ENCODER.encode(_table(table)))]
+    if table.board is not None:
+        entries.append((board_key(table.table_id), _ENCODER.encode(_board(table.board))))
+    return entries
+
+
+def _round_entries(table: Table, rnd: Round) -> list[Entry]:
+    """A round written whole: its bets joined into segments, the old ones past them tombstoned."""
+    old = rnd.segments
+    rnd.flushed = rnd.segments = 0
+    entries = list(_new_segments(table, rnd))
+    entries.extend(
+        (bets_key(table.table_id, rnd.round_id, k), None) for k in range(rnd.segments, old)
+    )
+    entries.append((round_key(table.table_id, rnd.round_id), _ENCODER.encode(_round(rnd))))
+    return entries
 
 
 def restore(
@@ -326,7 +402,7 @@ def _restore_round(kept: RoundState) -> Round:
             raise StateError(f"round {kept.round_id!r} has a result but no outcome")
         rnd.outcome = outcome
         rnd.settlement = shared_settlement(kept.table_id, rnd)
-        rnd.odds = games.odds_board(rnd.game, outcome)
+        rnd.odds = _LazyOdds(rnd.game, outcome)
     for n, c in enumerate(kept.corrections, start=1):
         if rnd.settlement is None:
             raise StateError(f"round {kept.round_id!r} has corrections but no result")
@@ -336,7 +412,7 @@ def _restore_round(kept: RoundState) -> Round:
             if corrected is None:
                 raise StateError(f"round {kept.round_id!r}: correction {n} has no outcome")
             rnd.outcome = corrected
-            odds = games.odds_board(rnd.game, corrected)
+            odds = _LazyOdds(rnd.game, corrected)
         rnd.corrections.append(
             Correction(
                 n=n,
@@ -351,18 +427,68 @@ def _restore_round(kept: RoundState) -> Round:
     return rnd
 
 
+class _LazyOdds(Mapping[tuple[str, Pick], Odds]):
+    """A restored round's odds board, built the first time a bet or a correction looks at it: a
+    restore builds none (most restored rounds never see another bet)."""
+
+    __slots__ = ("_board", "_game", "_outcome")
+
+    def __init__(self, game: str, outcome: Outcome) -> None:
+        self._game = game
+        self._outcome = outcome
+        self._board: Mapping[tuple[str, Pick], Odds] | None = None
+
+    def _built(self) -> Mapping[tuple[str, Pick], Odds]:
+        if self._board is None:
+            self._board = games.odds_board(self._game, self._outcome)
+        return self._board
+
+    def __getitem__(self, key: tuple[str, Pick]) -> Odds:
+        return self._built()[key]
+
+    def get(self, key: tuple[str, Pick], default: Odds | None = None) -> Odds | None:  # type: ignore[override]  # a faster get than Mapping's
+        return self._built().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._built()
+
+    def __iter__(self) -> Iterator[tuple[str, Pick]]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
+class _BetKey(msgspec.Struct, frozen=True, gc=False):
+    """What a decided round needs of a kept bet: its id and seq (for repeats and corrections)."""
+
+    type: str
+    bet_id: str
+    seq: int
+
+
+_BET_KEY: Final = msgspec.json.Decoder(_BetKey)
+
+
 def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState) -> None:
+    """A decided round's bets are read for their id and seq only; a waiting one's in full."""
+    decided = rnd.phase in FINAL
     for raw in kept.bets:
         line = bytes(raw)
         try:
-            bet = read_event(line)
+            bet: _BetKey | BetPlaced | None = None
+            if decided:
+                bet = _BET_KEY.decode(line)
+            else:
+                event = read_event(line)
+                bet = event if isinstance(event, BetPlaced) else None
         except msgspec.DecodeError as error:
             raise StateError(f"a bet of round {rnd.round_id!r} is unreadable: {error}") from None
-        if not isinstance(bet, BetPlaced):
+        if bet is None or (isinstance(bet, _BetKey) and bet.type != "bet.placed"):
             raise StateError(f"a bets segment of round {rnd.round_id!r} holds a round event")
         table.bets[bet.bet_id] = line
         rnd.seqs[bet.seq] = bet.bet_id
-        if rnd.phase not in FINAL:
+        if isinstance(bet, BetPlaced):
             rnd.waiting.append(bet)
             fold.pending += 1
 
@@ -372,18 +498,36 @@ TASK_KEY: Final = _ENCODER.encode(("task",))
 
 
 class Position(msgspec.Struct, frozen=True, kw_only=True, tag="task", gc=False):
-    """Written in every transaction: the state is the fold of the input below these offsets."""
+    """Written in every transaction: the state is the fold of the input below these offsets, and
+    every entry of it was written at or after offset `snapshot` of the task's state partition
+    (the start of its last whole rewrite; 0 when it was never rewritten: read it all)."""
 
     v: int
     rounds: int
     bets: int
+    snapshot: int = 0
+    entries: int = -1
+    """How many entries the state holds besides this one (-1: not counted): a read from
+    `snapshot` that finds another number (a copy of the topic at other offsets) reads it all."""
 
 
 _POSITION: Final = msgspec.json.Decoder(Position)
 
 
-def position_entry(rounds: int, bets: int) -> Entry:
-    return (TASK_KEY, _ENCODER.encode(Position(v=VERSION, rounds=rounds, bets=bets)))
+def position_entry(rounds: int, bets: int, snapshot: int = 0, entries: int = -1) -> Entry:
+    value = Position(v=VERSION, rounds=rounds, bets=bets, snapshot=snapshot, entries=entries)
+    return (TASK_KEY, _ENCODER.encode(value))
+
+
+def count(fold: Fold) -> int:
+    """The entries of the fold's state once its changes are written: what `snapshot` gives."""
+    return sum(
+        1
+        + (table.board is not None)
+        + len(table.rounds)
+        + sum(rnd.segments for rnd in table.rounds.values())
+        for table in fold.tables.values()
+    )
 
 
 def read_position(raw: bytes) -> Position:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import os
 import signal
 import statistics
 import subprocess
@@ -33,13 +34,14 @@ from services.simulation.streams import Profile, generate
 from services.topics import ensure
 from tests.bench.pipeline import (
     BOOTSTRAP,
+    committed_total,
     latency,
     p99,
     percentiles,
     preload,
     producer,
+    rate,
     say,
-    settled_rate,
     stop,
     variant,
     worker,
@@ -66,6 +68,14 @@ class Takeover:
     started_at: float
     rss_caught_up: int
     rss_takeover: int
+    cpu_takeover: float
+    load: str
+
+
+def cpu(process: subprocess.Popen[bytes]) -> float:
+    """Processor seconds a running process used so far, user and system (from /proc)."""
+    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss(process: subprocess.Popen[bytes]) -> int:
@@ -182,13 +192,16 @@ def takeover(
         started_at=timing[1],
         rss_caught_up=rss_caught_up,
         rss_takeover=timing[2],
+        cpu_takeover=timing[3],
+        load=" ".join(Path("/proc/loadavg").read_text().split()[:3]),
     )
 
 
 async def _replace(
     s: Settings, first: subprocess.Popen[bytes], tag: str
-) -> tuple[float, float, int]:
-    """Kill -9 `first`, start its replacement, publish a round: (takeover s, start epoch, RSS)."""
+) -> tuple[float, float, int, float]:
+    """Kill -9 `first`, start its replacement, publish a round: (takeover s, start epoch, RSS,
+    processor seconds the replacement used until then)."""
     from aiokafka import AIOKafkaConsumer  # type: ignore[import-untyped]
     from aiokafka import TopicPartition as Part
 
@@ -221,7 +234,7 @@ async def _replace(
             batch = await reader.getmany(timeout_ms=20)
             seen += sum(needle in r.value for records in batch.values() for r in records)
         took = time.monotonic() - began
-        return took, epoch, rss(replacement)
+        return took, epoch, rss(replacement), cpu(replacement)
     finally:
         out.close()
         await reader.stop()
@@ -238,7 +251,9 @@ def report(t: Takeover) -> list[str]:
     lines = [
         f"history {t.events:,} events, durable state {'on' if t.durable else 'off'}"
         f"{', one more round on every table before the kill' if t.live else ''}:",
-        f"  takeover (replacement start to the new round readable)  {t.takeover_s:6.2f} s",
+        f"  takeover (replacement start to the new round readable)  {t.takeover_s:6.2f} s "
+        f"(the replacement's processor time until then {t.cpu_takeover:.2f} s; load average "
+        f"{t.load})",
         f"  restore: {state}, {r.events:,} input events refolded, {r.seconds:.2f} s (tasks {sorted(r.tasks)})",
     ]
     if r.first_line is not None and r.ready_at is not None:
@@ -248,6 +263,16 @@ def report(t: Takeover) -> list[str]:
         lines.append(
             f"  where it went: interpreter and imports {boot:.2f} s, faust start and group join "
             f"{join:.2f} s, restore {r.seconds:.2f} s, the new round after ready {last:.2f} s"
+        )
+    if r.parts:
+        lines.append(
+            "  the restore: " + ", ".join(f"{name} {sec:.2f} s" for name, sec in r.parts.items())
+        )
+    if r.first_transaction is not None and r.first_transaction_at is not None:
+        seen = t.started_at + t.takeover_s - r.first_transaction_at
+        lines.append(
+            f"  the new round: first transaction {r.first_transaction}; readable to the bench's "
+            f"read_committed reader {seen:.2f} s after that commit was logged"
         )
     lines.append(
         f"  worker RSS: after catch-up {t.rss_caught_up / 2**20:.0f} MiB, after takeover "
@@ -265,13 +290,18 @@ def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]
     say(f"throughput: preloading about {bets:,} bets")
     published = preload(s, bets, tables=partitions * 4)
     rates: dict[bool, list[float]] = {True: [], False: []}
+    cpus: dict[bool, list[float]] = {True: [], False: []}
     latencies: dict[bool, list[float]] = {True: [], False: []}
     for n in range(repeats):
         for durable in _turns(n):
             run = variant(s.model_copy(update={"durable_state": durable}), f"r{n}{int(durable)}")
             ensure(run, io.StringIO())
-            rates[durable].append(settled_rate(run, published, 1, LOGS, f"rate-{n}-{durable}"))
-            say(f"  durable state {durable}: {rates[durable][-1]:,.0f} settled bets/s")
+            settled, used = _rate_and_cpu(run, published, f"rate-{n}-{durable}")
+            rates[durable].append(settled)
+            cpus[durable].append(used)
+            say(
+                f"  durable state {durable}: {settled:,.0f} settled bets/s, worker cpu {used:.1f} s"
+            )
     for n in range(repeats):
         for durable in _turns(n):
             say(f"latency, durable state {durable}")
@@ -286,11 +316,15 @@ def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]
         f"  durable state on   {on:>10,.0f} settled bets/s  (runs {_runs(rates[True])})",
         f"  durable state off  {off:>10,.0f} settled bets/s  (runs {_runs(rates[False])})",
         f"  on/off {on / off:.2f} (target >= 0.90)",
+        f"  the worker's processor time for it all (its start included): on "
+        f"{_runs(cpus[True], '.1f')} s, off {_runs(cpus[False], '.1f')} s, median on/off "
+        f"{statistics.median(cpus[True]) / statistics.median(cpus[False]):.2f}",
         f"latency from round.result to all 10,000 settlements readable, {repeats} x {rounds} rounds"
         " (target p99 < 250 ms):",
         f"  durable state on   {percentiles(latencies[True])}",
         f"  durable state off  {percentiles(latencies[False])}",
         f"  p99 on/off {p99(latencies[True]) / p99(latencies[False]):.2f}",
+        f"  load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
     ]
 
 
@@ -299,8 +333,22 @@ def _turns(n: int) -> tuple[bool, bool]:
     return (True, False) if n % 2 == 0 else (False, True)
 
 
-def _runs(values: list[float]) -> str:
-    return ", ".join(f"{v:,.0f}" for v in values)
+def _runs(values: list[float], spec: str = ",.0f") -> str:
+    return ", ".join(format(v, spec) for v in values)
+
+
+def _rate_and_cpu(s: Settings, bets: int, name: str) -> tuple[float, float]:
+    """Settled bets per second of one worker over preloaded input (as `settled_rate`), and the
+    processor seconds the worker used until it had committed all: a figure the machine's load
+    moves far less than the rate."""
+    rounds = committed_total(s) - bets
+    procs = [worker(s, f"{name}-0", LOGS)]
+    try:
+        messages = rate(s.group_id, list(s.inputs), bets + rounds, procs, LOGS)
+        used = cpu(procs[0])
+    finally:
+        stop(procs)
+    return messages * bets / (bets + rounds), used
 
 
 def main() -> None:

@@ -9,12 +9,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from kafka import KafkaAdminClient, KafkaProducer  # type: ignore[import-untyped]
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer  # type: ignore[import-untyped]
 from kafka.structs import TopicPartition  # type: ignore[import-untyped]
 
 from services.settings import Settings
 from services.settlement.worker import free_port
-from services.simulation.streams import Streams, generate
+from services.simulation.streams import Profile, Streams, generate
 from tests.integration.test_pipeline_equals_replay import _committed, _replay
 from tests.kafka import (
     create_topics,
@@ -32,6 +32,9 @@ READY = re.compile(
 )
 
 
+REWRITTEN = re.compile(r"restores read its state partition from offset (\d+)")
+
+
 def _ready_lines(path: Path) -> list[tuple[int, int]]:
     """(state records restored, events refolded) of every `tasks ... ready` line of a log."""
     return [
@@ -39,8 +42,9 @@ def _ready_lines(path: Path) -> list[tuple[int, int]]:
     ]
 
 
-def _settle(settings: Settings, name: str) -> None:
-    """Run one worker until its tasks are ready and all is committed, then kill it -9."""
+def _settle(settings: Settings, name: str, until: re.Pattern[str] | None = None) -> None:
+    """Run one worker until its tasks are ready and all is committed (and its log shows `until`),
+    then kill it -9."""
     worker = spawn(settings, name, loglevel="info")
     try:
         deadline = time.monotonic() + 60
@@ -49,6 +53,10 @@ def _settle(settings: Settings, name: str) -> None:
             assert worker.poll() is None, f"worker {name} exited"
             time.sleep(0.2)
         wait_caught_up(settings)
+        deadline = time.monotonic() + 60
+        while until is not None and not until.search(log_path(settings, name).read_text()):
+            assert time.monotonic() < deadline, f"worker {name} never logged {until.pattern}"
+            time.sleep(0.2)
     finally:
         worker.kill()
         worker.wait()
@@ -65,6 +73,68 @@ def _two_histories(settings: Settings) -> tuple[Streams, Streams]:
 def _assert_equals_replay(settings: Settings, first: Streams, second: Streams) -> None:
     both = Streams(rounds=first.rounds + second.rounds, bets=first.bets + second.bets)
     assert _committed(settings) == _replay(both)
+
+
+def test_a_replacement_restores_from_the_last_whole_rewrite_and_settles_as_the_replay(
+    kafka: str,
+) -> None:
+    """Enough bets that every task writes its state again (more than the engine's 2 MiB of
+    tail): the replacement reads each state partition from where that rewrite started."""
+    settings = isolated_settings(kafka, partitions=2, instance_id="w0")
+    big = Profile(bets_per_round=(150, 250), correct=0.1, void=0.05)
+    first = generate(31, tables=4, rounds=30, profile=big)
+    second = generate(32, tables=4, rounds=3, profile=big, first_round=100)
+    create_topics(settings)
+    publish(settings, first, seed=1)
+    _settle(settings, "first", until=REWRITTEN)
+    starts = [int(n) for n in REWRITTEN.findall(log_path(settings, "first").read_text())]
+    assert starts and min(starts) > 0, "no task wrote its whole state again"
+    publish(settings, second, seed=2)
+    _settle(settings, "replacement")
+    restored = _ready_lines(log_path(settings, "replacement"))
+    assert restored and sum(refolded for _, refolded in restored) == 0
+    _assert_equals_replay(settings, first, second)
+
+    # the state copied to a topic of its own, live records only: their offsets are not the ones
+    # the positions name, so the restore notices, reads each partition whole, and still restores
+    copied = settings.model_copy(update={"topic_state": f"{settings.topic_state}-copy"})
+    create_topics(copied)
+    _copy_live(settings.topic_state, copied.topic_state, kafka, settings.partitions)
+    _settle(copied, "from-copy")
+    text = log_path(copied, "from-copy").read_text(errors="replace")
+    assert "read whole" in text
+    restored = _ready_lines(log_path(copied, "from-copy"))
+    assert restored and sum(refolded for _, refolded in restored) == 0
+    _assert_equals_replay(copied, first, second)
+
+
+def _copy_live(source: str, target: str, kafka: str, partitions: int) -> None:
+    """What a compacted topic keeps (the last value of each live key), written to another topic,
+    partition by partition, in key order: the same state at other offsets."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=kafka, isolation_level="read_committed", enable_auto_commit=False
+    )
+    producer = KafkaProducer(bootstrap_servers=kafka, acks="all")
+    try:
+        for p in range(partitions):
+            tp = TopicPartition(source, p)
+            consumer.assign([tp])
+            consumer.seek_to_beginning(tp)
+            end = consumer.end_offsets([tp])[tp]
+            live: dict[bytes, bytes] = {}
+            while consumer.position(tp) < end:
+                for records in consumer.poll(timeout_ms=500).values():
+                    for record in records:
+                        if record.value is None:
+                            live.pop(record.key, None)
+                        else:
+                            live[record.key] = record.value
+            for key, value in sorted(live.items()):
+                producer.send(target, key=key, value=value, partition=p)
+        producer.flush()
+    finally:
+        producer.close()
+        consumer.close()
 
 
 def test_a_replacement_restores_its_tasks_from_state_and_refolds_nothing(kafka: str) -> None:
