@@ -31,12 +31,13 @@ from services.history import schema
 from services.history.migrate import upgrade
 from services.history.store import connect
 from services.settings import Settings
-from tests.bench.kafka import rate, start, stop
+from tests.bench.pipeline import rate, start, stop
 from tests.database import fresh_url
 from tests.e2e.support import free_port
 from tests.kafka import create_topics, environment, isolated_settings
 
 ROOT = Path(__file__).resolve().parents[2]
+LOGS = ROOT / "test-output" / "bench-readside"
 BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
 BETS = int(os.environ.get("CROUPIER_BENCH_READSIDE_BETS", "10000000"))
 PARTITIONS = int(os.environ.get("CROUPIER_BENCH_PARTITIONS", "4"))
@@ -156,13 +157,13 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
     """Run a projector over everything; bets/s and RSS at every million."""
     env = environment(s) | {"DATABASE_URL": database}
     progress = Progress(s, database)
-    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector", env)
+    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector", LOGS, env)
     rss: dict[int, float] = {}
     first: tuple[float, int] | None = None
     try:
         while True:
             if proc.poll() is not None:
-                raise RuntimeError("the projector exited; see test-output/bench-kafka/")
+                raise RuntimeError("the projector exited; see test-output/bench-readside/")
             done = progress.bets()
             now = time.monotonic()
             if first is None and done > 0:
@@ -192,13 +193,15 @@ def restart(s: Settings, database: str) -> float:
     env = environment(s) | {"DATABASE_URL": database}
     progress = Progress(s, database)
     began = time.monotonic()
-    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector-again", env)
-    log = ROOT / "test-output" / "bench-kafka" / "projector-again.log"
+    proc = start(
+        ["-m", "services.cli", "projector", "--loglevel", "info"], "projector-again", LOGS, env
+    )
+    log = LOGS / "projector-again.log"
     try:
         # ready: it has resumed from the stored positions and follows the topics
         while "projecting" not in log.read_text() or not progress.caught_up():
             if proc.poll() is not None:
-                raise RuntimeError("the projector exited; see test-output/bench-kafka/")
+                raise RuntimeError("the projector exited; see test-output/bench-readside/")
             time.sleep(0.02)
         return time.monotonic() - began
     finally:
@@ -226,7 +229,9 @@ def timed(conn: http.client.HTTPConnection, path: str) -> tuple[float, Any]:
 def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
     env = environment(s) | {"DATABASE_URL": database, "CROUPIER_API_PORT": str(free_port())}
     port = int(env["CROUPIER_API_PORT"])
-    proc = start(["-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"], "api", env)
+    proc = start(
+        ["-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"], "api", LOGS, env
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -270,12 +275,15 @@ def main() -> int:
         start(
             ["-m", "services.cli", "worker", "--loglevel", "warning"],
             f"rs-worker-{n}",
+            LOGS,
             environment(s),
         )
         for n in range(WORKERS)
     ]
     try:
-        pipeline = rate(s.group_id, list(s.inputs), bets + events, procs) * bets / (bets + events)
+        pipeline = (
+            rate(s.group_id, list(s.inputs), bets + events, procs, LOGS) * bets / (bets + events)
+        )
     finally:
         stop(procs)
     say(f"  pipeline: {pipeline:,.0f} settled bets/s")
