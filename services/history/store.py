@@ -131,18 +131,21 @@ class Store:
         if db.dialect.name == "postgresql":
             # Safe for exactly once: a commit lost in a server crash loses its positions too.
             db.execute(text("SET LOCAL synchronous_commit = off"))
-        for (topic, p), (old, new) in sorted(moves.items()):
+        if moves:
             moved = db.execute(
-                update(schema.positions)
-                .where(
-                    schema.positions.c.topic == topic,
-                    schema.positions.c.partition == p,
-                    schema.positions.c.next_offset == old,
-                )
-                .values(next_offset=new)
+                _MOVE,
+                [
+                    {"k_topic": topic, "k_partition": p, "old": old, "next_offset": new}
+                    for (topic, p), (old, new) in sorted(moves.items())
+                ],
             )
-            if moved.rowcount != 1:
-                raise Conflict(f"{topic}[{p}] is no longer at {old}: another projector ran")
+            if moved.rowcount != len(moves):
+                (topic, p), (old, _) = min(moves.items())
+                raise Conflict(
+                    f"{len(moves) - moved.rowcount} of the {len(moves)} partitions of this batch "
+                    f"(e.g. {topic}[{p}] from {old}) are no longer where it started: another "
+                    "projector ran"
+                )
         counts = Counter(changes.counts)
         _Batch(db, self.insert, counts).apply(changes)
         self._count(db, counts)
@@ -286,6 +289,12 @@ class _Batch:
             )
 
 
+_MOVE: Final = update(schema.positions).where(
+    schema.positions.c.topic == bindparam("k_topic"),
+    schema.positions.c.partition == bindparam("k_partition"),
+    schema.positions.c.next_offset == bindparam("old"),
+)
+"""Move a partition's position from where the batch started (executed for every partition)."""
 _ROUND_KEY: Final = ("table_id", "round_id")
 _ROUND_UPDATE: Final = (
     update(schema.rounds)
