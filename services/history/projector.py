@@ -115,16 +115,25 @@ class Projector:
             max_partition_fetch_bytes=4 * 1024 * 1024,
             fetch_max_bytes=32 * 1024 * 1024,
         )
+        began = time.monotonic()
         partitions = await partitions_of(s, sorted(self.roles), self.stopping)
         if partitions is None:
             return
+        found = time.monotonic()
         await consumer.start()
         writing: asyncio.Task[bool] | None = None
         try:
             consumer.assign(partitions)
             at = await self._resume(consumer, partitions)
             self.ready.set()
-            log.info("projecting %d partitions of %s", len(partitions), sorted(self.roles))
+            log.info(
+                "projecting %d partitions of %s (topics found in %.2f s, consumer started and "
+                "positions resumed in %.2f s)",
+                len(partitions),
+                sorted(self.roles),
+                found - began,
+                time.monotonic() - found,
+            )
             while not self.stopping.is_set():
                 # The next batch is read while the database writes the one before (two cores
                 # busy, not one after the other); it starts from where that one ends.

@@ -131,6 +131,10 @@ class Store:
         if db.dialect.name == "postgresql":
             # Safe for exactly once: a commit lost in a server crash loses its positions too.
             db.execute(text("SET LOCAL synchronous_commit = off"))
+            # A batch's rows are looked up by key in the big tables, never by scanning them:
+            # without statistics of the staging tables the planner would hash whole tables.
+            db.execute(text("SET LOCAL enable_hashjoin = off"))
+            db.execute(text("SET LOCAL enable_mergejoin = off"))
         if moves:
             moved = db.execute(
                 _MOVE,
