@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import msgspec
 from sqlalchemy import (
+    Boolean,
     Connection,
     Engine,
     bindparam,
@@ -23,6 +24,7 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
+    literal_column,
     select,
     text,
     true,
@@ -243,15 +245,32 @@ class _Batch:
             return fresh
         bulk.stage(self.db, bulk.STAGE_BETS, rows)
         pending = 0
-        for player_id, placed, decided, new, had_placed, n in self.db.execute(_CLASSIFY):
-            if new:
-                fresh[player_id] += n
-                if placed and not decided:
-                    pending += n
-            elif decided and not placed and had_placed:
-                pending -= n
+        if self.db.dialect.name == "postgresql":
+            # What the merge did, told by its own lookups rather than a second one: a row it
+            # inserted has no xmax, and a decision ends a pending bet when the row it updated
+            # kept a placement.
+            b = schema.bets
+            merge = _merge_bets(self.db).returning(
+                b.c.bet_id, b.c.player_id, _INSERTED, b.c.placed_at.is_not(None)
+            )
+            for bet_id, player_id, new, has_placed in self.db.execute(merge):
+                placed, decided = bet_id in placements, bet_id in decisions
+                if new:
+                    fresh[player_id] += 1
+                    if placed and not decided:
+                        pending += 1
+                elif decided and not placed and has_placed:
+                    pending -= 1
+        else:
+            for player_id, placed, decided, new, had_placed, n in self.db.execute(_CLASSIFY):
+                if new:
+                    fresh[player_id] += n
+                    if placed and not decided:
+                        pending += n
+                elif decided and not placed and had_placed:
+                    pending -= n
+            self.db.execute(_merge_bets(self.db))
         self.counts[("croupier_read_pending", "")] += pending
-        self.db.execute(_merge_bets(self.db))
         return fresh
 
     def _adjustments(self, changes: Changes) -> None:
@@ -322,7 +341,9 @@ _CLASSIFY: Final = (
     .group_by(*_CLASSES)
 )
 """A batch's bets by player, whether the batch has their placement and their decision, whether
-their row is new and whether it had its placement."""
+their row is new and whether it had its placement (SQLite; PostgreSQL's merge tells it)."""
+_INSERTED: Final = literal_column("xmax = 0", Boolean)
+"""In PostgreSQL's RETURNING of an upsert: the row was inserted, not updated."""
 _SP = bulk.STAGE_PLAYERS
 _NEW_PLAYERS: Final = (
     select(func.count())
