@@ -110,10 +110,10 @@ async def player_bets(request: web.Request) -> web.Response:
 async def round_recall(request: web.Request) -> web.Response:
     reads = request.app[READS]
     table_id, round_id = _id(request, "table_id"), _id(request, "round_id")
-    found = await asyncio.to_thread(reads.recall, table_id, round_id)
+    found = await asyncio.to_thread(reads.recall_json, table_id, round_id)
     if found is None:
         return _problem(404, f"no round {round_id!r} of table {table_id!r} has been read")
-    return _answer(found)
+    return web.Response(body=found, content_type="application/json")
 
 
 async def table_stats(request: web.Request) -> web.Response:

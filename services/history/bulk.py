@@ -9,11 +9,12 @@ already a loop in C. Upserts stage the rows in a temporary table and merge them 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Sequence
 from typing import Any, Final, cast
 
 import psycopg
-from sqlalchemy import Column, Connection, Integer, MetaData, Table, delete, func, select, true
+from sqlalchemy import BigInteger, Column, Connection, MetaData, Table, Text, delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.schema import CreateTable
 
@@ -23,19 +24,21 @@ Row = dict[str, Any]
 _STAGING: Final = MetaData()
 
 
-def _staging(table: Table) -> Table:
-    """A temporary twin of a table, without keys, plus `part` to tell apart kinds of rows."""
+def _staging(name: str, *columns: Column[Any]) -> Table:
+    """A temporary table of a connection, emptied at each commit on PostgreSQL."""
     return Table(
-        f"stage_{table.name}",
+        name,
         _STAGING,
-        Column("part", Integer, nullable=False),
-        *(Column(c.name, c.type) for c in table.columns),
+        *columns,
         prefixes=["TEMPORARY"],
+        postgresql_on_commit="DELETE ROWS",
     )
 
 
-STAGE_BETS: Final = _staging(schema.bets)
-STAGE_PLAYERS: Final = _staging(schema.players)
+STAGE_BETS: Final = _staging("stage_bets", *(Column(c.name, c.type) for c in schema.bets.columns))
+STAGE_PLAYERS: Final = _staging(
+    "stage_players", Column("player_id", Text), Column("bets", BigInteger)
+)
 
 
 def insert_of(db: Connection) -> Any:
@@ -43,56 +46,41 @@ def insert_of(db: Connection) -> Any:
     return postgresql.insert if db.dialect.name == "postgresql" else sqlite.insert
 
 
-def load(db: Connection, table: Table, rows: Sequence[Row], extra: Row | None = None) -> None:
-    """Insert the rows (missing columns NULL; `extra` added to every row)."""
+def load(db: Connection, table: Table, rows: Sequence[Row]) -> None:
+    """Insert the rows (missing columns NULL)."""
+    if rows:
+        names = [c.name for c in table.columns]
+        copy_rows(db, table, [[row.get(n) for n in names] for row in rows])
+
+
+def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]]) -> None:
+    """Insert rows given as a value for each column of the table, in its order."""
     if not rows:
         return
     names = [c.name for c in table.columns]
     if db.dialect.name == "postgresql":
         raw = cast(psycopg.Connection[Any], db.connection.dbapi_connection)
-        with raw.cursor() as cursor:
-            sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
-            with cursor.copy(sql) as copy:
-                fixed = extra or {}
-                for row in rows:
-                    copy.write_row([fixed[n] if n in fixed else row.get(n) for n in names])
+        sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
+        with raw.cursor() as cursor, cursor.copy(sql) as copy:
+            write = copy.write_row
+            for row in rows:
+                write(row)
         return
-    full = [{n: row.get(n) for n in names} | (extra or {}) for row in rows]
-    db.execute(table.insert(), full)
+    db.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in rows])
 
 
-def stage(db: Connection, staging: Table, parts: Iterable[Sequence[Row]]) -> None:
-    """Fill the (per connection) temporary table, part 0, 1, ... in order."""
-    db.execute(CreateTable(staging, if_not_exists=True))
-    db.execute(delete(staging))
-    for n, rows in enumerate(parts):
-        load(db, staging, rows, {"part": n})
+def stage(db: Connection, staging: Table, rows: Sequence[Sequence[Any]]) -> None:
+    """Fill the connection's temporary table (created at its first use) with these rows only."""
+    made: set[str] = db.connection.info.setdefault("staged", set())
+    if staging.name not in made:
+        db.execute(CreateTable(staging, if_not_exists=True))
+        made.add(staging.name)
+    if db.dialect.name != "postgresql":  # PostgreSQL empties it at every commit
+        db.execute(delete(staging))
+    copy_rows(db, staging, rows)
 
 
-def merge(
-    db: Connection, staging: Table, target: Table, part: int, key: str, update: Sequence[str]
-) -> int:
-    """Upsert part `part` of the staging table into the target; the number of rows inserted
-    or updated (with no `update` columns: the number of new rows). RETURNING counts them: the
-    psycopg dialect reports no rowcount for these statements."""
-    names = [c.name for c in target.columns]
-    rows = select(*(staging.c[n] for n in names)).where(staging.c.part == part, true())
-    stmt = insert_of(db)(target).from_select(names, rows)
-    if update:
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[key], set_={c: stmt.excluded[c] for c in update}
-        )
-    else:
-        stmt = stmt.on_conflict_do_nothing(index_elements=[key])
-    return len(db.execute(stmt.returning(target.c[key])).all())
-
-
-def matched(db: Connection, staging: Table, target: Table, part: int, key: str, *where: Any) -> int:
-    """How many rows of part `part` of the staging table already have a row in the target."""
-    query = (
-        select(func.count())
-        .select_from(staging.join(target, target.c[key] == staging.c[key]))
-        .where(staging.c.part == part, *where)
-    )
-    found: int = db.execute(query).scalar_one()
-    return found
+def forget_staging(db: Connection) -> None:
+    """After a rollback: a temporary table created in it is gone."""
+    with contextlib.suppress(Exception):  # a connection lost forgets its tables by itself
+        db.connection.info.pop("staged", None)

@@ -10,8 +10,10 @@ it apply once.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final, Literal, assert_never
 
 import msgspec
@@ -19,6 +21,7 @@ import msgspec
 from schemas.codec import Invalid, decode_event
 from schemas.events import BetPlaced, RoundEvent
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
+from services.history.tally import LATENCY, LATENCY_BUCKETS_MS
 from services.history.views import micros, parse_micros
 
 Source = Literal["accepted", "settlements", "refunds", "adjustments", "table-stats", "rejected"]
@@ -48,10 +51,14 @@ class Unreadable(ValueError):
 
 @dataclass
 class Changes:
-    """What one batch changes: rows to write, round events to apply in order, counters to add."""
+    """What one batch changes: rows to write, round events to apply in order, counters to add.
 
-    placements: dict[str, Row] = field(default_factory=dict)
-    decisions: dict[str, Row] = field(default_factory=dict)
+    A bet's row is a tuple in the order of `BET_COLUMNS` (what the database's COPY takes as it
+    stands): a batch of tens of thousands of bets builds no dict per bet.
+    """
+
+    placements: dict[str, BetRow] = field(default_factory=dict)
+    decisions: dict[str, BetRow] = field(default_factory=dict)
     adjustments: dict[str, Row] = field(default_factory=dict)
     round_events: list[tuple[RoundEvent, int]] = field(default_factory=list)
     boards: dict[str, TableStats] = field(default_factory=dict)
@@ -61,11 +68,11 @@ class Changes:
 
     def feed(self, source: Source, raw: bytes, timestamp_ms: int = 0) -> None:
         """Add one message of a topic; `timestamp_ms` is its Kafka timestamp."""
-        self.counts[("croupier_read_events_total", _labels(topic=source))] += 1
+        self.counts[_EVENTS[source]] += 1
         try:
             self._feed(source, raw, timestamp_ms)
         except (msgspec.DecodeError, Unreadable) as error:
-            self.counts[("croupier_read_unreadable_total", _labels(topic=source))] += 1
+            self.counts[_UNREADABLE[source]] += 1
             self.unreadable.append(f"{source}: {error}")
 
     def _feed(self, source: Source, raw: bytes, timestamp_ms: int) -> None:
@@ -98,7 +105,8 @@ class Changes:
             case Invalid(reason=reason, detail=detail):
                 raise Unreadable(f"{reason}: {detail}")
             case BetPlaced():
-                self.placements.setdefault(event.bet_id, placement(event))
+                if event.bet_id not in self.placements:
+                    self.placements[event.bet_id] = placement(event)
             case _:
                 self.round_events.append((event, timestamp_ms))
 
@@ -111,7 +119,14 @@ class Changes:
                 labels = _labels(kind="settlement", outcome=result)
             case Refund(reason=reason):
                 labels = _labels(kind="refund", outcome=reason)
-        self.counts[("croupier_read_decisions_total", labels)] += 1
+        counts = self.counts
+        counts[("croupier_read_decisions_total", labels)] += 1
+        # From the table's `at` of the round event that decided the bet (copied into the
+        # decision) to the decision's commit (its Kafka timestamp); a clock behind reads 0.
+        waited = max(0, timestamp_ms - micros_of(decision.at) // 1000)
+        counts[_BUCKETS[bisect_left(LATENCY_BUCKETS_MS, waited)]] += 1
+        counts[_LATENCY_SUM] += waited
+        counts[_LATENCY_COUNT] += 1
 
 
 def _label(value: str) -> str:
@@ -127,6 +142,40 @@ def _labels(**labels: str) -> str:
 
 
 _LABELS: dict[tuple[tuple[str, str], ...], str] = {}
+_EVENTS: Final = {
+    source: ("croupier_read_events_total", _labels(topic=source)) for source in SOURCES
+}
+_UNREADABLE: Final = {
+    source: ("croupier_read_unreadable_total", _labels(topic=source)) for source in SOURCES
+}
+_BUCKETS: Final = tuple(
+    (f"{LATENCY}_bucket", str(bound)) for bound in (*LATENCY_BUCKETS_MS, "+Inf")
+)
+_LATENCY_SUM: Final = (f"{LATENCY}_sum", "")
+_LATENCY_COUNT: Final = (f"{LATENCY}_count", "")
+_MICROS: dict[str, int] = {}
+_STAMPS: dict[datetime, tuple[int, str]] = {}
+
+
+def micros_of(text: str) -> int:
+    """`parse_micros` of a timestamp text, remembered: every bet of a round shares its deciding
+    event's `at`, and most of a table's bets share few distinct `at`s."""
+    found = _MICROS.get(text)
+    if found is None:
+        if len(_MICROS) >= 4096:
+            _MICROS.clear()
+        found = _MICROS[text] = parse_micros(text)
+    return found
+
+
+def _stamp(instant: datetime) -> tuple[int, str]:
+    """A bet's `at` as sortable microseconds and as RFC 3339 text, remembered like micros_of."""
+    found = _STAMPS.get(instant)
+    if found is None:
+        if len(_STAMPS) >= 4096:
+            _STAMPS.clear()
+        found = _STAMPS[instant] = (micros(instant), instant.isoformat().replace("+00:00", "Z"))
+    return found
 
 
 def json_text(value: Any) -> str | None:
@@ -134,67 +183,112 @@ def json_text(value: Any) -> str | None:
     return None if value is None else _ENCODE(value).decode()
 
 
-def placement(bet: BetPlaced) -> Row:
-    """A bet's row as its bet.placed says; the decision's columns are left to the decision."""
-    return {
-        "bet_id": bet.bet_id,
-        "player_id": bet.player_id,
-        "table_id": bet.table_id,
-        "round_id": bet.round_id,
-        "sort_micros": micros(bet.at),
-        "seq": bet.seq,
-        "kind": bet.kind,
-        "pick": json_text(list(bet.pick)),
-        "stake": bet.stake,
-        "currency": bet.currency,
-        "placed_at": bet.at.isoformat().replace("+00:00", "Z"),
-        "status": "pending",
-    }
+def placement(bet: BetPlaced) -> BetRow:
+    """A bet's row as its bet.placed says (BET_COLUMNS); the decision's columns are left to the
+    decision."""
+    sort_micros, placed_at = _stamp(bet.at)
+    return (
+        bet.bet_id,
+        bet.player_id,
+        bet.table_id,
+        bet.round_id,
+        sort_micros,
+        bet.seq,
+        bet.kind,
+        _pick(bet.pick),
+        bet.stake,
+        bet.currency,
+        placed_at,
+        "pending",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
 
 
-def decided(decision: Settlement | Refund, timestamp_ms: int) -> Row:
-    """A bet's row as its committed decision says (what a bet read later does not overwrite)."""
-    row: Row = {
-        "bet_id": decision.bet_id,
-        "player_id": decision.player_id,
-        "table_id": decision.table_id,
-        "round_id": decision.round_id,
-        "sort_micros": parse_micros(decision.at),
-        "seq": 0,
-        "currency": decision.currency,
-        "decided_at": decision.at,
-        "decided_ts": timestamp_ms,
-    }
+def decided(decision: Settlement | Refund, timestamp_ms: int) -> BetRow:
+    """A bet's row as its committed decision says (BET_COLUMNS; what a bet read later does not
+    overwrite)."""
+    head = (
+        decision.bet_id,
+        decision.player_id,
+        decision.table_id,
+        decision.round_id,
+        micros_of(decision.at),
+        0,
+    )
     match decision:
         case Settlement():
-            row |= {
-                "kind": decision.kind,
-                "pick": json_text(list(decision.pick)),
-                "stake": decision.stake,
-                "status": "settled",
-                "game": decision.game,
-                "result": decision.result,
-                "payout": decision.payout,
-                "refund_reason": None,
-                "decision_id": decision.settlement_id,
-                "dice": json_text(decision.dice and list(decision.dice)),
-                "discs": json_text(decision.discs and list(decision.discs)),
-            }
+            return (
+                *head,
+                decision.kind,
+                _pick(decision.pick),
+                decision.stake,
+                decision.currency,
+                None,
+                "settled",
+                decision.game,
+                decision.result,
+                decision.payout,
+                None,
+                decision.at,
+                decision.settlement_id,
+                _outcome(decision.dice),
+                _outcome(decision.discs),
+                timestamp_ms,
+            )
         case Refund():
-            row |= {
-                "kind": None,
-                "pick": None,
-                "stake": decision.amount,
-                "status": "refunded",
-                "game": None,
-                "result": None,
-                "payout": None,
-                "refund_reason": decision.reason,
-                "decision_id": decision.refund_id,
-                "dice": None,
-                "discs": None,
-            }
-    return row
+            return (
+                *head,
+                None,
+                None,
+                decision.amount,
+                decision.currency,
+                None,
+                "refunded",
+                None,
+                None,
+                None,
+                decision.reason,
+                decision.at,
+                decision.refund_id,
+                None,
+                None,
+                timestamp_ms,
+            )
+
+
+def merged(placed: BetRow, decision: BetRow) -> BetRow:
+    """The row of a bet whose bet.placed and decision are in one batch: the decision's, with
+    the placement's PLACED columns."""
+    row = list(decision)
+    for n in _PLACED_AT:
+        row[n] = placed[n]
+    return tuple(row)
+
+
+_PICKS: dict[tuple[Any, ...], str] = {}
+
+
+def _pick(pick: Any) -> str:
+    """A pick as JSON text; the few distinct picks rendered once."""
+    key = tuple(pick)
+    found = _PICKS.get(key)
+    if found is None:
+        if len(_PICKS) >= 4096:
+            _PICKS.clear()
+        found = _PICKS[key] = _ENCODE(list(pick)).decode()
+    return found
+
+
+def _outcome(value: Any) -> str | None:
+    return None if value is None else _pick(value)
 
 
 def adjusted(adjustment: Adjustment) -> Row:
@@ -220,8 +314,35 @@ def adjusted(adjustment: Adjustment) -> Row:
     }
 
 
+BET_COLUMNS: Final = (
+    "bet_id",
+    "player_id",
+    "table_id",
+    "round_id",
+    "sort_micros",
+    "seq",
+    "kind",
+    "pick",
+    "stake",
+    "currency",
+    "placed_at",
+    "status",
+    "game",
+    "result",
+    "payout",
+    "refund_reason",
+    "decided_at",
+    "decision_id",
+    "dice",
+    "discs",
+    "decided_ts",
+)
+"""The columns of a bet's row, in the order of the `bets` table."""
+BetRow = tuple[Any, ...]
+"""A bet's row: a value for each of BET_COLUMNS."""
 PLACED: Final = ("sort_micros", "seq", "kind", "pick", "stake", "currency", "placed_at")
 """The columns a bet.placed sets on a row its decision created first."""
+_PLACED_AT: Final = tuple(BET_COLUMNS.index(name) for name in PLACED)
 DECIDED: Final = (
     "status",
     "game",

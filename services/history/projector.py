@@ -4,8 +4,9 @@ One aiokafka consumer (`read_committed`, no group) is assigned every partition o
 settlements, refunds, table-stats and rejected topics and seeks to the positions stored in the
 database. Each batch is applied in one database transaction together with the positions it moved
 to, so a restart resumes exactly after the last committed batch, and a batch is never applied
-twice (a redelivery is a position already passed). Nothing is kept in memory between batches, so
-restart time and memory do not grow with the history.
+twice (a redelivery is a position already passed). The next batch is read and decoded while the
+database writes the one before; nothing else is kept in memory between batches, so restart time
+and memory do not grow with the history.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ class Progress:
 class Projector:
     """Follow the topics into the store, batch by batch, until stopped."""
 
-    def __init__(self, settings: Settings, store: Store, *, max_records: int = 20000) -> None:
+    def __init__(self, settings: Settings, store: Store, *, max_records: int = 50000) -> None:
         self.settings = settings
         self.store = store
         self.roles = sources(settings)
@@ -140,18 +141,50 @@ class Projector:
             max_partition_fetch_bytes=4 * 1024 * 1024,
             fetch_max_bytes=32 * 1024 * 1024,
         )
+        began = time.monotonic()
         partitions = await partitions_of(s, sorted(self.roles), self.stopping)
         if partitions is None:
             return
+        found = time.monotonic()
         await consumer.start()
+        writing: asyncio.Task[bool] | None = None
         try:
             consumer.assign(partitions)
-            stored = await self._resume(consumer, partitions)
+            at = await self._resume(consumer, partitions)
             self.ready.set()
-            log.info("projecting %d partitions of %s", len(partitions), sorted(self.roles))
+            log.info(
+                "projecting %d partitions of %s (topics found in %.2f s, consumer started and "
+                "positions resumed in %.2f s)",
+                len(partitions),
+                sorted(self.roles),
+                found - began,
+                time.monotonic() - found,
+            )
             while not self.stopping.is_set():
-                stored = await self._step(consumer, partitions, stored)
+                # The next batch is read while the database writes the one before (two cores
+                # busy, not one after the other); it starts from where that one ends.
+                changes, count = await self._gather(consumer, writing)
+                moves: dict[Position, tuple[int, int]] = {}
+                for tp in partitions:
+                    key = (tp.topic, tp.partition)
+                    now = await consumer.position(tp)
+                    if now != at[key]:
+                        moves[key] = (at[key], now)
+                if writing is not None and not await writing:
+                    writing = None
+                    at = await self._resume(consumer, partitions)  # this batch is dropped
+                    continue
+                writing = None
+                if moves:
+                    writing = asyncio.ensure_future(self._write(changes, moves, count))
+                    at = {**at, **{key: new for key, (_, new) in moves.items()}}
+            if writing is not None:
+                await writing
         finally:
+            if writing is not None and not writing.done():
+                writing.cancel()
+                with contextlib.suppress(BaseException):
+                    await writing
             await consumer.stop()
 
     async def _resume(
@@ -174,38 +207,37 @@ class Projector:
             consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
         return stored
 
-    async def _step(
-        self,
-        consumer: AIOKafkaConsumer,
-        partitions: list[TopicPartition],
-        stored: dict[Position, int],
-    ) -> dict[Position, int]:
+    async def _gather(
+        self, consumer: AIOKafkaConsumer, writing: asyncio.Future[bool] | None
+    ) -> tuple[Changes, int]:
+        """The next batch: what arrives within 100 ms, and for as long as the batch before is
+        still being written, up to max_records (a transaction costs a commit and a dozen
+        statements whatever its size)."""
         changes = Changes()
         roles = self.roles
+        feed = changes.feed
         count = 0
-        # One transaction costs a commit and a dozen statements whatever its size, so a batch
-        # gathers what arrives within 100 ms, up to max_records, rather than one fetch.
         gathering = time.monotonic() + 0.1
         while count < self.max_records:
-            wait = max(0, int((gathering - time.monotonic()) * 1000))
-            batch = await consumer.getmany(
-                timeout_ms=wait if count else 200, max_records=self.max_records - count
-            )
+            busy = writing is not None and not writing.done()
+            left = int((gathering - time.monotonic()) * 1000)
+            if count and not busy and left <= 0:
+                break
+            wait = 20 if busy else max(0, left) if count else 200
+            batch = await consumer.getmany(timeout_ms=wait, max_records=self.max_records - count)
             for tp, records in batch.items():
                 role = roles[tp.topic]
                 for record in records:
-                    changes.feed(role, record.value, record.timestamp)
+                    feed(role, record.value, record.timestamp)
                 count += len(records)
-            if not batch or time.monotonic() >= gathering:
+            if not batch and not busy:
                 break
-        moves: dict[Position, tuple[int, int]] = {}
-        for tp in partitions:
-            key = (tp.topic, tp.partition)
-            now = await consumer.position(tp)
-            if now != stored[key]:
-                moves[key] = (stored[key], now)
-        if not moves:
-            return stored
+        return changes, count
+
+    async def _write(
+        self, changes: Changes, moves: dict[Position, tuple[int, int]], count: int
+    ) -> bool:
+        """Apply a batch; False when another projector moved the positions (nothing written)."""
         for problem in changes.unreadable[:10]:
             log.error("skipped a committed message that does not decode: %s", problem)
         try:
@@ -213,13 +245,13 @@ class Projector:
         except Conflict as conflict:
             self.progress.conflicts += 1
             log.warning("%s; resuming from the stored positions", conflict)
-            return await self._resume(consumer, partitions)
+            return False
         p = self.progress
         p.batches += 1
         p.messages += count
         p.rows += len(changes.placements) + len(changes.decisions)
         p.unreadable += len(changes.unreadable)
-        return {**stored, **{key: new for key, (_, new) in moves.items()}}
+        return True
 
     async def _database(self, call: Callable[[], T]) -> T:
         """Run a database call off the event loop, retrying every second while it is down.

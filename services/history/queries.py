@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, Final
 
+import msgspec
 from sqlalchemy import Connection, Engine, Select, func, literal, select, tuple_
 
 from services.history import answers, report, schema
@@ -18,6 +22,9 @@ _A = schema.adjustments
 _ADJ = [_A.c[name] for name in answers.ADJUSTMENT_COLUMNS]
 _BET = [_B.c[name] for name in BET_COLUMNS]
 _ROUND = [_R.c.phase, _R.c.game, _R.c.dice, _R.c.discs]
+_ENCODE: Final = msgspec.json.encode
+RECALL_CACHE_BYTES: Final = 64 * 1024 * 1024
+"""The recalls a process keeps in memory, in bytes of JSON."""
 _ORDER = (_B.c.sort_micros, _B.c.table_id, _B.c.round_id, _B.c.seq, _B.c.bet_id)
 
 
@@ -41,8 +48,9 @@ def _tuples(db: Connection, query: Select[Any]) -> list[tuple[Any, ...]]:
 class Reads:
     """What the API asks of the database."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, recall_cache_bytes: int = RECALL_CACHE_BYTES) -> None:
         self.engine = engine
+        self.recalls = Recalls(recall_cache_bytes)
 
     def history(
         self, player_id: str, *, limit: int, offset: int = 0, after: Key | None = None
@@ -64,9 +72,10 @@ class Reads:
         elif offset:
             query = query.offset(offset)
         with self.engine.connect() as db:
+            p = schema.players
             total = db.execute(
-                select(func.count()).select_from(_B).where(_B.c.player_id == player_id)
-            ).scalar_one()
+                select(p.c.bets).where(p.c.player_id == player_id)
+            ).scalar_one_or_none()
             if not total:
                 return None
             rows = db.execute(query).all()
@@ -104,46 +113,27 @@ class Reads:
     def recall(self, table_id: str, round_id: str) -> Answer | None:
         """A round's recall (`RoundOut`); None for a round nothing named."""
         with self.engine.connect() as db:
-            rnd = db.execute(
-                select(
-                    _R.c.table_id,
-                    _R.c.round_id,
-                    _R.c.game,
-                    _R.c.phase,
-                    _R.c.suspensions,
-                    _R.c.reshakes,
-                    _R.c.last_seq,
-                    _R.c.dice,
-                    _R.c.discs,
-                    _R.c.cancel_reason,
-                ).where(_R.c.table_id == table_id, _R.c.round_id == round_id)
-            ).first()
+            rnd = db.execute(_round(table_id, round_id)).first()
+            return None if rnd is None else _recall(db, rnd[:-1])
+
+    def recall_json(self, table_id: str, round_id: str) -> bytes | None:
+        """`recall` as JSON: kept for as long as the round's version has not moved (the
+        projector moves it in every batch that touches the round), so a big round that
+        stopped changing is read from the database once, then answered from memory."""
+        key = (table_id, round_id)
+        with self.engine.connect() as db:
+            rnd = db.execute(_round(table_id, round_id)).first()
             if rnd is None:
                 return None
-            s = schema.steps
-            steps = (
-                db.execute(
-                    select(s.c.step)
-                    .where(s.c.table_id == table_id, s.c.round_id == round_id)
-                    .order_by(s.c.n)
-                )
-                .scalars()
-                .all()
-            )
-            rows = _tuples(
-                db,
-                select(*_BET)
-                .where(_B.c.table_id == table_id, _B.c.round_id == round_id)
-                .order_by(_B.c.seq, _B.c.bet_id),
-            )
-            adjusted = _by_bet(
-                db.execute(
-                    select(*_ADJ)
-                    .where(_A.c.table_id == table_id, _A.c.round_id == round_id)
-                    .order_by(_A.c.bet_id, _A.c.n)
-                ).all()
-            )
-        return answers.recall(rnd, steps, rows, adjusted)
+            version = rnd[-1]
+            body = self.recalls.get(key, version)
+            if body is not None:
+                return body
+            # The version was read before the rest: an answer newer than it is only ever
+            # kept under a version that has already moved on.
+            body = _ENCODE(_recall(db, rnd[:-1]))
+        self.recalls.put(key, version, body)
+        return body
 
     def report(self, table_id: str | None = None) -> Report:
         """The regulator's report over the database (every table, or one)."""
@@ -189,6 +179,82 @@ class Reads:
         p = schema.positions
         with self.engine.connect() as db:
             return {(r.topic, r.partition): r.next_offset for r in db.execute(select(p))}
+
+
+def _round(table_id: str, round_id: str) -> Select[Any]:
+    return select(
+        _R.c.table_id,
+        _R.c.round_id,
+        _R.c.game,
+        _R.c.phase,
+        _R.c.suspensions,
+        _R.c.reshakes,
+        _R.c.last_seq,
+        _R.c.dice,
+        _R.c.discs,
+        _R.c.cancel_reason,
+        _R.c.version,
+    ).where(_R.c.table_id == table_id, _R.c.round_id == round_id)
+
+
+def _recall(db: Connection, rnd: Sequence[Any]) -> Answer:
+    """The recall of a round, from its row (table_id, round_id, ... cancel_reason)."""
+    table_id, round_id = rnd[0], rnd[1]
+    s = schema.steps
+    steps = (
+        db.execute(
+            select(s.c.step)
+            .where(s.c.table_id == table_id, s.c.round_id == round_id)
+            .order_by(s.c.n)
+        )
+        .scalars()
+        .all()
+    )
+    rows = _tuples(
+        db,
+        select(*_BET)
+        .where(_B.c.table_id == table_id, _B.c.round_id == round_id)
+        .order_by(_B.c.seq, _B.c.bet_id),
+    )
+    adjusted = _by_bet(
+        db.execute(
+            select(*_ADJ)
+            .where(_A.c.table_id == table_id, _A.c.round_id == round_id)
+            .order_by(_A.c.bet_id, _A.c.n)
+        ).all()
+    )
+    return answers.recall(rnd, steps, rows, adjusted)
+
+
+class Recalls:
+    """Recalls as JSON by round and version, the least recently used dropped past a budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.size = 0
+        self.kept: OrderedDict[tuple[str, str], tuple[int, bytes]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], version: int) -> bytes | None:
+        with self.lock:
+            found = self.kept.get(key)
+            if found is None or found[0] != version:
+                return None
+            self.kept.move_to_end(key)
+            return found[1]
+
+    def put(self, key: tuple[str, str], version: int, body: bytes) -> None:
+        if len(body) > self.budget // 4:
+            return
+        with self.lock:
+            old = self.kept.pop(key, None)
+            if old is not None:
+                self.size -= len(old[1])
+            self.kept[key] = (version, body)
+            self.size += len(body)
+            while self.size > self.budget:
+                _, (_, dropped) = self.kept.popitem(last=False)
+                self.size -= len(dropped)
 
 
 def _by_bet(rows: Any) -> dict[str, list[Answer]]:

@@ -96,8 +96,8 @@ rounds: Final = Table(
     Column("dice", Text),
     Column("discs", Text),
     Column("cancel_reason", Text),
-    Column("fate_ts", BigInteger),
     Column("steps", Integer, nullable=False),
+    Column("version", BigInteger, nullable=False, server_default="0"),
     comment="every round an accepted event, a bet or a decision names",
 )
 
@@ -124,6 +124,7 @@ players: Final = Table(
     "players",
     metadata,
     Column("player_id", Text, primary_key=True),
+    Column("bets", BigInteger, nullable=False, server_default="0"),
     comment="every player a bet or decision names (counted by /health)",
 )
 

@@ -18,17 +18,11 @@ import tempfile
 import time
 from typing import Any
 
-import faust
-from aiohttp import web
-from mode import Service
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
-from services.history.api import application
-from services.history.lag import Lag
 from services.history.migrate import upgrade
 from services.history.projector import Projector
-from services.history.queries import Reads
 from services.history.settings import ApiSettings
 from services.history.store import Store, connect, database_url
 from services.security import clients
@@ -60,6 +54,14 @@ def database(api: ApiSettings) -> Engine:
 
 def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
     """The faust app of one API process."""
+    import faust  # here, not above: `croupier projector` starts without faust and aiohttp
+    from aiohttp import web
+    from mode import Service
+
+    from services.history.api import application
+    from services.history.lag import Lag
+    from services.history.queries import Reads
+
     app = faust.App(
         f"{settings.group_id}-history",
         **clients.faust_broker(settings),
@@ -136,6 +138,8 @@ def _fatal(job: asyncio.Future[None]) -> None:
 
 def main(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int:
     """Run the API until interrupted."""
+    import faust
+
     datadir = tempfile.mkdtemp(prefix="croupier-api-")
     try:
         app = create_app(settings, api, datadir)
@@ -152,10 +156,12 @@ def project(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int
         level=loglevel.upper(), format="[%(asctime)s] [%(process)d] %(levelname)s %(message)s"
     )
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    began = time.monotonic()
     try:
         engine = database(api)
     except KeyboardInterrupt:
         return 0
+    log.info("database at the newest schema in %.2f s", time.monotonic() - began)
     projector = Projector(settings, Store(engine))
 
     async def run() -> None:

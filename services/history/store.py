@@ -10,17 +10,40 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import msgspec
-from sqlalchemy import Connection, Engine, create_engine, event, select, text, tuple_, update
+from sqlalchemy import (
+    Boolean,
+    Connection,
+    Engine,
+    bindparam,
+    case,
+    create_engine,
+    event,
+    func,
+    literal_column,
+    select,
+    text,
+    true,
+    tuple_,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from services.history import bulk, schema
-from services.history.projection import DECIDED, PLACED, Changes, CounterKey, Row, json_text
-from services.history.tally import LATENCY_BUCKETS_MS
+from services.history.projection import (
+    BET_COLUMNS,
+    DECIDED,
+    PLACED,
+    Changes,
+    CounterKey,
+    Row,
+    json_text,
+    merged,
+)
 from services.history.views import Round
 
 log = logging.getLogger("croupier.store")
@@ -96,25 +119,42 @@ class Store:
 
     def write(self, changes: Changes, moves: dict[Position, tuple[int, int]]) -> None:
         """Apply one batch and move its positions, in one transaction; Conflict if raced."""
-        with self.engine.begin() as db:
-            if db.dialect.name == "postgresql":
-                # Safe for exactly once: a commit lost in a server crash loses its positions too.
-                db.execute(text("SET LOCAL synchronous_commit = off"))
-            for (topic, p), (old, new) in sorted(moves.items()):
-                moved = db.execute(
-                    update(schema.positions)
-                    .where(
-                        schema.positions.c.topic == topic,
-                        schema.positions.c.partition == p,
-                        schema.positions.c.next_offset == old,
-                    )
-                    .values(next_offset=new)
+        with self.engine.connect() as db:
+            try:
+                with db.begin():
+                    self._write(db, changes, moves)
+            except BaseException:
+                bulk.forget_staging(db)  # a temporary table made in this transaction is gone
+                raise
+
+    def _write(
+        self, db: Connection, changes: Changes, moves: dict[Position, tuple[int, int]]
+    ) -> None:
+        if db.dialect.name == "postgresql":
+            # Safe for exactly once: a commit lost in a server crash loses its positions too.
+            db.execute(text("SET LOCAL synchronous_commit = off"))
+            # A batch's rows are looked up by key in the big tables, never by scanning them:
+            # without statistics of the staging tables the planner would hash whole tables.
+            db.execute(text("SET LOCAL enable_hashjoin = off"))
+            db.execute(text("SET LOCAL enable_mergejoin = off"))
+        if moves:
+            moved = db.execute(
+                _MOVE,
+                [
+                    {"k_topic": topic, "k_partition": p, "old": old, "next_offset": new}
+                    for (topic, p), (old, new) in sorted(moves.items())
+                ],
+            )
+            if moved.rowcount != len(moves):
+                (topic, p), (old, _) = min(moves.items())
+                raise Conflict(
+                    f"{len(moves) - moved.rowcount} of the {len(moves)} partitions of this batch "
+                    f"(e.g. {topic}[{p}] from {old}) are no longer where it started: another "
+                    "projector ran"
                 )
-                if moved.rowcount != 1:
-                    raise Conflict(f"{topic}[{p}] is no longer at {old}: another projector ran")
-            counts = Counter(changes.counts)
-            _Batch(db, self.insert, counts).apply(changes)
-            self._count(db, counts)
+        counts = Counter(changes.counts)
+        _Batch(db, self.insert, counts).apply(changes)
+        self._count(db, counts)
 
     def _count(self, db: Connection, counts: Counter[CounterKey]) -> None:
         rows = [
@@ -135,7 +175,7 @@ class Store:
 
 
 class _Batch:
-    """The writes of one batch inside its transaction."""
+    """The writes of one batch inside its transaction: a few statements whatever its size."""
 
     def __init__(self, db: Connection, insert: Any, counts: Counter[CounterKey]) -> None:
         self.db = db
@@ -143,125 +183,95 @@ class _Batch:
         self.counts = counts
 
     def apply(self, changes: Changes) -> None:
-        fates = self._rounds(changes)
-        self._observe(changes, fates)
-        self._bets(changes)
+        self._rounds(changes)
+        fresh = self._bets(changes)
         self._adjustments(changes)
-        self._players(changes)
+        self._players(changes, fresh)
         self._tables(changes)
 
-    def _rounds(self, changes: Changes) -> dict[tuple[str, str], int | None]:
-        """Apply the round events in order; every round a row names exists afterwards.
-
-        Returns each touched round's fate timestamp (None while it has no fate).
-        """
+    def _rounds(self, changes: Changes) -> None:
+        """Apply the round events in order; every round a row names exists afterwards, and
+        every round the batch touches moves to a new `version` (what a cached recall checks)."""
         keys = {(e.table_id, e.round_id) for e, _ in changes.round_events}
-        keys |= {(r["table_id"], r["round_id"]) for r in changes.placements.values()}
-        keys |= {(r["table_id"], r["round_id"]) for r in changes.decisions.values()}
+        for rows in (changes.placements.values(), changes.decisions.values()):
+            keys.update((row[2], row[3]) for row in rows)
         keys |= {(r["table_id"], r["round_id"]) for r in changes.adjustments.values()}
         known = self._load(sorted(keys))
-        loaded = {key: rnd.phase for key, (rnd, _, _) in known.items()}
-        fresh: dict[tuple[str, str], tuple[Round, int, int | None]] = {}
-        for key in keys - known.keys():
-            fresh[key] = known[key] = (Round(*key), 0, None)
-        newly_fated: list[tuple[str, str]] = []
-        for event_, timestamp_ms in changes.round_events:
-            key = (event_.table_id, event_.round_id)
-            rnd, _, fate_ts = known[key]
-            final = rnd.phase in ("result", "cancelled", "voided")
-            rnd.apply(event_)
-            if not final and rnd.phase in ("result", "cancelled", "voided"):
-                known[key] = (rnd, known[key][1], timestamp_ms)
-                newly_fated.append(key)
-        self._unobserved(newly_fated, {key: known[key][2] for key in newly_fated})
+        fresh = {key: Round(*key) for key in keys - known.keys()}
+        rounds = {key: rnd for key, (rnd, _) in known.items()} | fresh
+        for event_, _ in changes.round_events:
+            rounds[(event_.table_id, event_.round_id)].apply(event_)
         steps: list[Row] = []
-        changed: list[Row] = []
-        for key, (rnd, count, fate_ts) in known.items():
+        new_rows: list[Row] = []
+        old_rows: list[Row] = []
+        for key, rnd in sorted(rounds.items()):
+            count = known[key][1] if key in known else 0
             for n, step in enumerate(rnd.timeline, start=count + 1):
                 steps.append({"table_id": key[0], "round_id": key[1], "n": n, "step": _step(step)})
-            row = _round_row(rnd, count + len(rnd.timeline), fate_ts)
-            if key in fresh or rnd.timeline or loaded[key] != rnd.phase:
-                changed.append(row)
-        new_rows = [row for row in changed if (row["table_id"], row["round_id"]) in fresh]
-        old_rows = [row for row in changed if (row["table_id"], row["round_id"]) not in fresh]
+            row = _round_row(rnd, count + len(rnd.timeline))
+            if key in fresh:
+                new_rows.append(row | {"version": 0})
+            else:
+                old_rows.append({f"k_{k}" if k in _ROUND_KEY else k: v for k, v in row.items()})
         if new_rows:
             bulk.load(self.db, schema.rounds, new_rows)
             self.counts[("croupier_read_rounds", "")] += len(new_rows)
-        for row in old_rows:
-            self.db.execute(
-                update(schema.rounds)
-                .where(
-                    schema.rounds.c.table_id == row["table_id"],
-                    schema.rounds.c.round_id == row["round_id"],
-                )
-                .values(**{k: v for k, v in row.items() if k not in ("table_id", "round_id")})
-            )
+        if old_rows:
+            self.db.execute(_ROUND_UPDATE, old_rows)
         bulk.load(self.db, schema.steps, steps)
-        return {key: fate_ts for key, (_, _, fate_ts) in known.items()}
 
-    def _load(
-        self, keys: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[Round, int, int | None]]:
-        found: dict[tuple[str, str], tuple[Round, int, int | None]] = {}
+    def _load(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[Round, int]]:
+        found: dict[tuple[str, str], tuple[Round, int]] = {}
         t = schema.rounds
         for chunk in _chunks(keys):
             rows = self.db.execute(
                 select(t).where(tuple_(t.c.table_id, t.c.round_id).in_(list(chunk)))
             ).all()
             for row in rows:
-                found[(row.table_id, row.round_id)] = (_round_of(row), row.steps, row.fate_ts)
+                found[(row.table_id, row.round_id)] = (_round_of(row), row.steps)
         return found
 
-    def _unobserved(
-        self, keys: list[tuple[str, str]], fates: dict[tuple[str, str], int | None]
-    ) -> None:
-        """Decisions projected before their round's fate: observed now that the fate is in."""
-        b = schema.bets
-        for key in keys:
-            fate_ts = fates[key]
-            assert fate_ts is not None
-            decided = self.db.execute(
-                select(b.c.decided_ts).where(
-                    b.c.table_id == key[0], b.c.round_id == key[1], b.c.decided_ts.is_not(None)
-                )
-            ).scalars()
-            self._latency(timestamp - fate_ts for timestamp in decided)
-
-    def _observe(self, changes: Changes, fates: dict[tuple[str, str], int | None]) -> None:
-        self._latency(
-            row["decided_ts"] - fate_ts
-            for row in changes.decisions.values()
-            if (fate_ts := fates.get((row["table_id"], row["round_id"]))) is not None
-        )
-
-    def _latency(self, observations: Iterable[int]) -> None:
-        name = "croupier_read_decision_latency_seconds"
-        for ms in observations:
-            ms = max(0, ms)
-            bound = next((b for b in LATENCY_BUCKETS_MS if ms <= b), None)
-            label = "+Inf" if bound is None else str(bound)
-            self.counts[(f"{name}_bucket", label)] += 1
-            self.counts[(f"{name}_sum", "")] += ms
-            self.counts[(f"{name}_count", "")] += 1
-
-    def _bets(self, changes: Changes) -> None:
-        """Upsert the bets: a bet read with its decision in one batch is one row written."""
+    def _bets(self, changes: Changes) -> Counter[str]:
+        """Upsert the bets in one statement (a bet read with its decision in one batch is one
+        row written); the new rows of each player."""
         placements, decisions = changes.placements, changes.decisions
-        both = placements.keys() & decisions.keys()
-        whole = [_merged(placements[bet_id], decisions[bet_id]) for bet_id in sorted(both)]
-        only_placed = [row for bet_id, row in placements.items() if bet_id not in both]
-        only_decided = [row for bet_id, row in decisions.items() if bet_id not in both]
-        if not (whole or only_placed or only_decided):
-            return
-        bulk.stage(self.db, bulk.STAGE_BETS, (whole, only_placed, only_decided))
-        decided_first = bulk.matched(self.db, bulk.STAGE_BETS, schema.bets, 1, "bet_id")
-        placed_first = bulk.matched(
-            self.db, bulk.STAGE_BETS, schema.bets, 2, "bet_id", schema.bets.c.placed_at.is_not(None)
-        )
-        self.counts[("croupier_read_pending", "")] += len(only_placed) - decided_first
-        self.counts[("croupier_read_pending", "")] -= placed_first
-        for part, columns in enumerate((PLACED + DECIDED, PLACED, DECIDED)):
-            bulk.merge(self.db, bulk.STAGE_BETS, schema.bets, part, "bet_id", columns)
+        rows = [
+            merged(placed, decisions[bet_id]) if bet_id in decisions else placed
+            for bet_id, placed in placements.items()
+        ]
+        rows += [row for bet_id, row in decisions.items() if bet_id not in placements]
+        fresh: Counter[str] = Counter()
+        if not rows:
+            return fresh
+        bulk.stage(self.db, bulk.STAGE_BETS, rows)
+        pending = 0
+        if self.db.dialect.name == "postgresql":
+            # What the merge did, told by its own lookups rather than a second one: a row it
+            # inserted has no xmax, and a decision ends a pending bet when the row it updated
+            # kept a placement.
+            b = schema.bets
+            merge = _merge_bets(self.db).returning(
+                b.c.bet_id, b.c.player_id, _INSERTED, b.c.placed_at.is_not(None)
+            )
+            for bet_id, player_id, new, has_placed in self.db.execute(merge):
+                placed, decided = bet_id in placements, bet_id in decisions
+                if new:
+                    fresh[player_id] += 1
+                    if placed and not decided:
+                        pending += 1
+                elif decided and not placed and has_placed:
+                    pending -= 1
+        else:
+            for player_id, placed, decided, new, had_placed, n in self.db.execute(_CLASSIFY):
+                if new:
+                    fresh[player_id] += n
+                    if placed and not decided:
+                        pending += n
+                elif decided and not placed and had_placed:
+                    pending -= n
+            self.db.execute(_merge_bets(self.db))
+        self.counts[("croupier_read_pending", "")] += pending
+        return fresh
 
     def _adjustments(self, changes: Changes) -> None:
         """Insert the adjustments, each id once (a redelivered one changes nothing)."""
@@ -272,14 +282,17 @@ class _Batch:
             )
             self.db.execute(stmt, rows)
 
-    def _players(self, changes: Changes) -> None:
-        ids = {r["player_id"] for r in changes.placements.values()}
-        ids |= {r["player_id"] for r in changes.decisions.values()}
+    def _players(self, changes: Changes, fresh: Counter[str]) -> None:
+        """Every player named, with the count of its bets (a history's total, kept here)."""
+        ids = set(fresh)
+        for rows in (changes.placements.values(), changes.decisions.values()):
+            ids.update(row[1] for row in rows)
         ids |= {r["player_id"] for r in changes.adjustments.values()}
         if not ids:
             return
-        bulk.stage(self.db, bulk.STAGE_PLAYERS, ([{"player_id": p} for p in sorted(ids)],))
-        added = bulk.merge(self.db, bulk.STAGE_PLAYERS, schema.players, 0, "player_id", ())
+        bulk.stage(self.db, bulk.STAGE_PLAYERS, [(p, fresh[p]) for p in sorted(ids)])
+        added: int = self.db.execute(_NEW_PLAYERS).scalar_one()
+        self.db.execute(_merge_players(self.db))
         self.counts[("croupier_read_players", "")] += added
 
     def _tables(self, changes: Changes) -> None:
@@ -299,15 +312,76 @@ class _Batch:
             )
 
 
-def _merged(placed: Row, decision: Row) -> Row:
-    return decision | {column: placed[column] for column in PLACED}
+_MOVE: Final = update(schema.positions).where(
+    schema.positions.c.topic == bindparam("k_topic"),
+    schema.positions.c.partition == bindparam("k_partition"),
+    schema.positions.c.next_offset == bindparam("old"),
+)
+"""Move a partition's position from where the batch started (executed for every partition)."""
+_ROUND_KEY: Final = ("table_id", "round_id")
+_ROUND_UPDATE: Final = (
+    update(schema.rounds)
+    .where(
+        schema.rounds.c.table_id == bindparam("k_table_id"),
+        schema.rounds.c.round_id == bindparam("k_round_id"),
+    )
+    .values(version=schema.rounds.c.version + 1)
+)
+_SB = bulk.STAGE_BETS
+_CLASSES: Final = (
+    _SB.c.player_id,
+    _SB.c.placed_at.is_not(None),
+    _SB.c.decided_at.is_not(None),
+    schema.bets.c.bet_id.is_(None),
+    schema.bets.c.placed_at.is_not(None),
+)
+_CLASSIFY: Final = (
+    select(*_CLASSES, func.count())
+    .select_from(_SB.outerjoin(schema.bets, schema.bets.c.bet_id == _SB.c.bet_id))
+    .group_by(*_CLASSES)
+)
+"""A batch's bets by player, whether the batch has their placement and their decision, whether
+their row is new and whether it had its placement (SQLite; PostgreSQL's merge tells it)."""
+_INSERTED: Final = literal_column("xmax = 0", Boolean)
+"""In PostgreSQL's RETURNING of an upsert: the row was inserted, not updated."""
+_SP = bulk.STAGE_PLAYERS
+_NEW_PLAYERS: Final = (
+    select(func.count())
+    .select_from(_SP.outerjoin(schema.players, schema.players.c.player_id == _SP.c.player_id))
+    .where(schema.players.c.player_id.is_(None))
+)
+
+
+def _merge_bets(db: Connection) -> Any:
+    """Stage into bets: a placement sets the PLACED columns, a decision the DECIDED ones."""
+    b = schema.bets
+    stmt = bulk.insert_of(db)(b).from_select(
+        list(BET_COLUMNS), select(*(_SB.c[n] for n in BET_COLUMNS)).where(true())
+    )
+    placed = stmt.excluded.placed_at.is_not(None)
+    decided = stmt.excluded.decided_at.is_not(None)
+    return stmt.on_conflict_do_update(
+        index_elements=["bet_id"],
+        set_={c: case((placed, stmt.excluded[c]), else_=b.c[c]) for c in PLACED}
+        | {c: case((decided, stmt.excluded[c]), else_=b.c[c]) for c in DECIDED},
+    )
+
+
+def _merge_players(db: Connection) -> Any:
+    p = schema.players
+    stmt = bulk.insert_of(db)(p).from_select(
+        ["player_id", "bets"], select(_SP.c.player_id, _SP.c.bets).where(true())
+    )
+    return stmt.on_conflict_do_update(
+        index_elements=["player_id"], set_={"bets": p.c.bets + stmt.excluded.bets}
+    )
 
 
 def _step(step: Any) -> str:
     return msgspec.json.encode(step).decode()
 
 
-def _round_row(rnd: Round, steps: int, fate_ts: int | None) -> Row:
+def _round_row(rnd: Round, steps: int) -> Row:
     return {
         "table_id": rnd.table_id,
         "round_id": rnd.round_id,
@@ -319,7 +393,6 @@ def _round_row(rnd: Round, steps: int, fate_ts: int | None) -> Row:
         "dice": json_text(rnd.dice and list(rnd.dice)),
         "discs": json_text(rnd.discs and list(rnd.discs)),
         "cancel_reason": rnd.cancel_reason,
-        "fate_ts": fate_ts,
         "steps": steps,
     }
 

@@ -73,12 +73,9 @@ class Round:
     """A round as recalled: its accepted events, its state, its outcome and its bets."""
 
     __slots__ = (
-        "bet_ids",
         "cancel_reason",
         "dice",
         "discs",
-        "event_ids",
-        "fate_ts",
         "game",
         "last_seq",
         "phase",
@@ -87,7 +84,6 @@ class Round:
         "suspensions",
         "table_id",
         "timeline",
-        "unobserved",
     )
 
     def __init__(self, table_id: str, round_id: str) -> None:
@@ -101,15 +97,10 @@ class Round:
         self.dice: Dice | None = None
         self.discs: Discs | None = None
         self.cancel_reason: str | None = None
-        self.event_ids: set[str] = set()
         self.timeline: list[Step] = []
-        self.bet_ids: set[str] = set()
-        self.fate_ts: int | None = None
-        self.unobserved: list[int] = []
 
     def apply(self, event: RoundEvent) -> None:
         """Record an event the round's life cycle accepted (the settlement fold is the judge)."""
-        self.event_ids.add(event.event_id)
         step = Step(type=type_of(event), event_id=event.event_id, at=event.at)
         match event:
             case RoundOpened(game=game):

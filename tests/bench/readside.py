@@ -14,29 +14,35 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
+import re
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
+from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
+from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
+from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from sqlalchemy import func, select
 
 from services.history import schema
 from services.history.migrate import upgrade
 from services.history.store import connect
 from services.settings import Settings
-from tests.bench.kafka import rate, start, stop
+from tests.bench.pipeline import rate, start, stop
 from tests.database import fresh_url
 from tests.e2e.support import free_port
 from tests.kafka import create_topics, environment, isolated_settings
 
 ROOT = Path(__file__).resolve().parents[2]
+LOGS = ROOT / "test-output" / "bench-readside"
 BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
 BETS = int(os.environ.get("CROUPIER_BENCH_READSIDE_BETS", "10000000"))
 PARTITIONS = int(os.environ.get("CROUPIER_BENCH_PARTITIONS", "4"))
@@ -56,14 +62,9 @@ def _head(table: str, round_id: str, at: str) -> str:
     return f'"v":1,"table_id":"{table}","round_id":"{round_id}","at":"{at}"'
 
 
-def preload(s: Settings) -> tuple[int, int, str]:
-    """Publish the rounds; (bets, round events, the table of the big round) published."""
-    producer = KafkaProducer(
-        bootstrap_servers=BOOTSTRAP, acks="all", linger_ms=50, batch_size=1024 * 1024
-    )
-    bets = events = 0
-    n = 0
-    started = time.monotonic()
+def rounds(s: Settings) -> Iterator[tuple[str, bytes, bytes]]:
+    """Every message to publish, in order: (topic, key, value)."""
+    bets = n = 0
     while bets < BETS:
         table = f"T{n % TABLES:03d}"
         size = BIG_ROUND if n == 7 else min(PER_ROUND, BETS - bets)
@@ -72,42 +73,84 @@ def preload(s: Settings) -> tuple[int, int, str]:
         at = f"2026-11-{1 + (n // 86400) % 28:02d}T{(minute // 60) % 24:02d}:{minute % 60:02d}:{second:02d}Z"
         head = _head(table, round_id, at)
         key = table.encode()
-        send = producer.send
-        send(
+        yield (
             s.topic_rounds,
-            key=key,
-            value=f'{{"type":"round.opened","event_id":"{round_id}-o",{head},"game":"sicbo"}}'.encode(),
+            key,
+            f'{{"type":"round.opened","event_id":"{round_id}-o",{head},"game":"sicbo"}}'.encode(),
         )
         for seq in range(1, size + 1):
             b = bets + seq
-            send(
+            yield (
                 s.topic_bets,
-                key=key,
-                value=(
+                key,
+                (
                     f'{{"type":"bet.placed","event_id":"{round_id}-{seq}",{head},'
                     f'"bet_id":"{round_id}-{seq}","player_id":"P{b % PLAYERS:05d}","seq":{seq},'
                     f'"kind":"{("big", "small", "odd", "even")[b % 4]}","stake":{100 + b % 7},'
                     '"currency":"EUR"}'
                 ).encode(),
             )
-        send(
+        yield (
             s.topic_rounds,
-            key=key,
-            value=f'{{"type":"round.betting_closed","event_id":"{round_id}-c",{head},"last_seq":{size}}}'.encode(),
+            key,
+            f'{{"type":"round.betting_closed","event_id":"{round_id}-c",{head},"last_seq":{size}}}'.encode(),
         )
         dice = [1 + n % 6, 1 + (n // 6) % 6, 1 + (n // 36) % 6]
-        send(
+        yield (
             s.topic_rounds,
-            key=key,
-            value=f'{{"type":"round.result","event_id":"{round_id}-r",{head},"dice":{dice}}}'.encode(),
+            key,
+            f'{{"type":"round.result","event_id":"{round_id}-r",{head},"dice":{dice}}}'.encode(),
         )
         bets += size
-        events += 3
         n += 1
-        if n % 2000 == 0:
-            say(f"  published {bets:,} bets ({bets / (time.monotonic() - started):,.0f}/s)")
-    producer.flush()
-    producer.close()
+
+
+def preload(s: Settings) -> tuple[int, int, str]:
+    """Publish the rounds; (bets, round events, the table of the big round) published."""
+    return asyncio.run(_publish(s))
+
+
+async def _publish(s: Settings) -> tuple[int, int, str]:
+    """Records straight into producer batches of 1 MiB (a send per record would take most of
+    the benchmark's time), to the partition of their key (Kafka's default partitioner), a
+    bounded number of batches in flight; idempotent, so nothing is doubled or reordered."""
+    producer = AIOKafkaProducer(
+        bootstrap_servers=BOOTSTRAP, acks="all", enable_idempotence=True, max_batch_size=1 << 20
+    )
+    await producer.start()
+    bets = events = 0
+    started = time.monotonic()
+    batches: dict[tuple[str, int], Any] = {}
+    sending: list[asyncio.Future[Any]] = []
+
+    async def send(topic: str, p: int, batch: Any) -> None:
+        sending.append(await producer.send_batch(batch, topic, partition=p))
+        if len(sending) >= 32:
+            await asyncio.gather(*sending)
+            sending.clear()
+
+    try:
+        for topic, key, value in rounds(s):
+            p = (murmur2(key) & 0x7FFFFFFF) % PARTITIONS
+            batch = batches.get((topic, p))
+            if batch is None:
+                batch = batches[(topic, p)] = producer.create_batch()
+            if batch.append(key=key, value=value, timestamp=None) is None:
+                await send(topic, p, batch)
+                batch = batches[(topic, p)] = producer.create_batch()
+                batch.append(key=key, value=value, timestamp=None)
+            if topic == s.topic_bets:
+                bets += 1
+                if bets % 400_000 == 0:
+                    say(f"  published {bets:,} bets ({bets / (time.monotonic() - started):,.0f}/s)")
+            else:
+                events += 1
+        for (topic, p), batch in batches.items():
+            if batch.record_count():
+                await send(topic, p, batch)
+        await asyncio.gather(*sending)
+    finally:
+        await producer.stop()
     return bets, events, f"T{7 % TABLES:03d}-R{7:08d}"
 
 
@@ -156,13 +199,13 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
     """Run a projector over everything; bets/s and RSS at every million."""
     env = environment(s) | {"DATABASE_URL": database}
     progress = Progress(s, database)
-    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector", env)
+    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector", LOGS, env)
     rss: dict[int, float] = {}
     first: tuple[float, int] | None = None
     try:
         while True:
             if proc.poll() is not None:
-                raise RuntimeError("the projector exited; see test-output/bench-kafka/")
+                raise RuntimeError("the projector exited; see test-output/bench-readside/")
             done = progress.bets()
             now = time.monotonic()
             if first is None and done > 0:
@@ -187,20 +230,26 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
         progress.close()
 
 
-def restart(s: Settings, database: str) -> float:
-    """Seconds from starting a projector to caught up (nothing new to read)."""
+def restart(s: Settings, database: str) -> tuple[float, str]:
+    """Seconds from starting a projector to caught up (nothing new to read), and the times of
+    its steps as it logged them."""
     env = environment(s) | {"DATABASE_URL": database}
     progress = Progress(s, database)
     began = time.monotonic()
-    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector-again", env)
-    log = ROOT / "test-output" / "bench-kafka" / "projector-again.log"
+    proc = start(
+        ["-m", "services.cli", "projector", "--loglevel", "info"], "projector-again", LOGS, env
+    )
+    log = LOGS / "projector-again.log"
     try:
         # ready: it has resumed from the stored positions and follows the topics
         while "projecting" not in log.read_text() or not progress.caught_up():
             if proc.poll() is not None:
-                raise RuntimeError("the projector exited; see test-output/bench-kafka/")
+                raise RuntimeError("the projector exited; see test-output/bench-readside/")
             time.sleep(0.02)
-        return time.monotonic() - began
+        took = time.monotonic() - began
+        text = log.read_text()
+        steps = re.findall(r"(?:schema|found|resumed) in ([0-9.]+ s)", text)
+        return took, "database/topics/resume " + "/".join(steps)
     finally:
         stop([proc])
         progress.close()
@@ -226,7 +275,9 @@ def timed(conn: http.client.HTTPConnection, path: str) -> tuple[float, Any]:
 def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
     env = environment(s) | {"DATABASE_URL": database, "CROUPIER_API_PORT": str(free_port())}
     port = int(env["CROUPIER_API_PORT"])
-    proc = start(["-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"], "api", env)
+    proc = start(
+        ["-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"], "api", LOGS, env
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -270,12 +321,15 @@ def main() -> int:
         start(
             ["-m", "services.cli", "worker", "--loglevel", "warning"],
             f"rs-worker-{n}",
+            LOGS,
             environment(s),
         )
         for n in range(WORKERS)
     ]
     try:
-        pipeline = rate(s.group_id, list(s.inputs), bets + events, procs) * bets / (bets + events)
+        pipeline = (
+            rate(s.group_id, list(s.inputs), bets + events, procs, LOGS) * bets / (bets + events)
+        )
     finally:
         stop(procs)
     say(f"  pipeline: {pipeline:,.0f} settled bets/s")
@@ -304,10 +358,12 @@ def main() -> int:
     )
     print(
         "restart to caught up:       full database "
-        + ", ".join(f"{t:.2f} s" for t in restart_full)
+        + ", ".join(f"{t:.2f} s" for t, _ in restart_full)
         + "; empty database "
-        + ", ".join(f"{t:.2f} s" for t in restart_empty)
+        + ", ".join(f"{t:.2f} s" for t, _ in restart_empty)
     )
+    print(f"{'  its steps (full):':<28}" + "; ".join(steps for _, steps in restart_full))
+    print(f"{'  its steps (empty):':<28}" + "; ".join(steps for _, steps in restart_empty))
     for name, figure in answers.items():
         print(f"{name + ':':<28}{figure}")
     return 0

@@ -10,13 +10,16 @@ from pathlib import Path
 from tempfile import mkdtemp
 from typing import Any
 
+import msgspec
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
+from services.history.migrate import HEAD, config, current
 from services.history.projection import Changes
 from services.history.queries import Reads
 from services.history.schema import metadata
@@ -183,3 +186,25 @@ def test_a_message_that_does_not_decode_is_counted_and_skipped(engine: Engine) -
 def test_the_migrations_create_exactly_the_tables_the_code_uses(engine: Engine) -> None:
     with engine.connect() as db:
         assert compare_metadata(MigrationContext.configure(db), metadata) == []
+
+
+def test_the_newest_migration_is_the_one_a_restart_checks_for(engine: Engine) -> None:
+    assert ScriptDirectory.from_config(config()).get_current_head() == HEAD == current(engine)
+
+
+def test_a_kept_recall_is_answered_only_while_its_round_has_not_changed(engine: Engine) -> None:
+    store, reads = Store(engine), Reads(engine)
+    rng = random.Random(3)
+    messages = list(shuffled(COMMITTED, rng))
+    half = len(messages) // 2
+    project(store, messages[:half], rng)
+    rounds = sorted(OFFLINE.outcomes)
+    before = {key: reads.recall_json(*key) for key in rounds}
+    assert reads.recall_json(*rounds[0]) is reads.recall_json(*rounds[0])  # kept, not re-read
+    project(store, messages[half:], rng)
+    changed = 0
+    for key in rounds:
+        now = reads.recall_json(*key)
+        assert now == msgspec.json.encode(reads.recall(*key))
+        changed += now != before[key]
+    assert changed > len(rounds) // 4
