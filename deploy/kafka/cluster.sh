@@ -11,7 +11,10 @@
 # Env: KAFKA_CLUSTER_PORT (29092): brokers on it and the next two ports, controllers on the three
 #      after (29092-29094, 29095-29097); KAFKA_CLUSTER_BASE (.data/kafka-cluster): node N's data,
 #      logs and pid under node-N/, the cluster id in cluster.id; KAFKA_HEAP_OPTS
-#      ("-Xms128m -Xmx384m" per node); KAFKA_START_TIMEOUT (120 s); PYTHON, JAVA, MVN as up.sh.
+#      ("-Xms128m -Xmx384m" per node); KAFKA_START_TIMEOUT (120 s); PYTHON, JAVA, MVN as up.sh;
+#      KAFKA_SECURITY=scram: every node SASL/SCRAM-SHA-512 over TLS with ACLs (deploy/kafka/secure.sh),
+#      one CA, broker certificate and set of passwords for the three, the principals' client
+#      settings in KAFKA_CLUSTER_BASE/clients/<role>.env naming the three brokers.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -81,15 +84,26 @@ up_node() {
   tmpl="$(template "$n")"
   id="$(cluster_id)"
   node "$n" env KAFKA_PROPERTIES_IN="$tmpl" KAFKA_CLUSTER_ID="$id" KAFKA_WAIT="$wait" \
-    bash "$HERE/up.sh" | sed -e '/^KAFKA_BOOTSTRAP=/d' -e "s/^kafka:/node $n:/"
+    KAFKA_SECURITY_BASE="$BASE" KAFKA_SECURITY_BOOTSTRAP="$(bootstrap)" \
+    bash "$HERE/up.sh" | sed -e '/^KAFKA_BOOTSTRAP=/d' -e '/^KAFKA_CLIENTS=/d' -e "s/^kafka:/node $n:/"
 }
 
 status() {
-  "$PYTHON" - "$(bootstrap)" <<'PY'
-import sys
-from kafka.admin import KafkaAdminClient
+  if [[ "${KAFKA_SECURITY:-plaintext}" == scram ]]; then
+    # as the admin of the shared clients' files (they name the three brokers)
+    (set -a; . "$BASE/clients/admin.env"; set +a; cd "$ROOT"; status_py)
+  else
+    (export KAFKA_BOOTSTRAP="$(bootstrap)"; cd "$ROOT"; status_py)
+  fi
+}
 
-admin = KafkaAdminClient(bootstrap_servers=sys.argv[1], client_id="croupier-cluster-status",
+status_py() {
+  "$PYTHON" - <<'PY'
+from kafka.admin import KafkaAdminClient
+from services.security import clients
+from services.settings import Settings
+
+admin = KafkaAdminClient(**clients.kafka_python(Settings()), client_id="croupier-cluster-status",
                          request_timeout_ms=10000)
 try:
     cluster = admin.describe_cluster()
@@ -128,6 +142,7 @@ case "$cmd" in
     done
     for n in "${waiting[@]}"; do up_node "$n" 1; done
     status || say "status not available yet (the cluster may still be electing)"
+    if [[ "${KAFKA_SECURITY:-plaintext}" == scram ]]; then echo "KAFKA_CLIENTS=$BASE/clients"; fi
     echo "KAFKA_BOOTSTRAP=$(bootstrap)"
     ;;
   down)

@@ -6,7 +6,7 @@
 #   bash deploy/kafka/secure.sh prepare BASE BOOTSTRAP      # CA, broker certificate, passwords, clients/*.env
 #   bash deploy/kafka/secure.sh properties BASE PORT CONTROLLER_PORT   # print the server.properties part
 #   bash deploy/kafka/secure.sh format-args BASE            # print the --add-scram arguments (admin, broker)
-#   bash deploy/kafka/secure.sh ready BASE                  # exit 0 when the broker answers the admin
+#   bash deploy/kafka/secure.sh ready BASE [BOOTSTRAP]      # exit 0 when the broker answers the admin
 #   bash deploy/kafka/secure.sh acls BASE [--rotate]        # the roles' users and ACLs (croupier acls)
 #
 # BASE is the broker's directory (.data/kafka): certificates in BASE/tls, each principal's
@@ -45,11 +45,14 @@ secure_as() {
   shift 2
   local file="$base/clients/$name.env"
   [[ -f "$file" ]] || { printf 'kafka: error: %s not found (secure.sh prepare makes it)\n' "$file" >&2; return 1; }
-  (set -a; . "$file"; set +a; secure_py "$@")
+  (set -a; . "$file"; set +a
+   if [[ -n "${SECURE_AS_BOOTSTRAP:-}" ]]; then export KAFKA_BOOTSTRAP="$SECURE_AS_BOOTSTRAP"; fi
+   secure_py "$@")
 }
 
+# Ready: the broker at BOOTSTRAP (default: the one the clients' files name) answers the admin.
 secure_ready() {
-  secure_as "$1" admin - <<'PY'
+  SECURE_AS_BOOTSTRAP="${2:-}" secure_as "$1" admin - <<'PY'
 from kafka.admin import KafkaAdminClient
 from services.security import clients
 from services.settings import Settings

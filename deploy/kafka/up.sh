@@ -7,7 +7,10 @@
 #      KAFKA_START_TIMEOUT (90 s), PYTHON (.venv/bin/python; used for the readiness check),
 #      JAVA (java), MVN (mvn), KAFKA_BASE (.data/kafka: a second instance needs its own, and
 #      other ports; the chaos suite runs one in .data/kafka-chaos on 19092/19093),
-#      KAFKA_SECURITY (plaintext | scram: SASL/SCRAM-SHA-512 over TLS, ACLs, see secure.sh).
+#      KAFKA_SECURITY (plaintext | scram: SASL/SCRAM-SHA-512 over TLS, ACLs, see secure.sh),
+#      KAFKA_SECURITY_BASE / KAFKA_SECURITY_BOOTSTRAP (certificates, passwords and clients/*.env
+#      shared by the nodes of a cluster, and the bootstrap those files name; default KAFKA_BASE
+#      and this broker's address).
 #      For deploy/kafka/cluster.sh (one call per node): KAFKA_PROPERTIES_IN (the config template,
 #      server.properties.in), KAFKA_CLUSTER_ID (formats with this id instead of a new one),
 #      KAFKA_WAIT=0 (start and return without waiting for the broker to answer).
@@ -31,6 +34,11 @@ JAVA="${JAVA:-java}"
 MVN="${MVN:-mvn}"
 BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
 SECURITY="${KAFKA_SECURITY:-plaintext}"
+# Where the certificates, passwords and clients/*.env live, and the bootstrap the clients' files
+# name: the broker's own directory and address, unless the nodes of a cluster share them
+# (deploy/kafka/cluster.sh sets both for every node).
+SECURE_BASE="${KAFKA_SECURITY_BASE:-$BASE}"
+SECURE_BOOTSTRAP="${KAFKA_SECURITY_BOOTSTRAP:-$BOOTSTRAP}"
 case "$SECURITY" in
   plaintext) ;;
   scram) . "$HERE/secure.sh" ;;
@@ -68,7 +76,7 @@ ready() {
   local py
   port_open "$KAFKA_PORT" || return 1
   if [[ "$SECURITY" == scram ]]; then
-    secure_ready "$BASE" >"$LOGS/ready-check.log" 2>&1
+    secure_ready "$SECURE_BASE" "$BOOTSTRAP" >"$LOGS/ready-check.log" 2>&1
   elif py="$(pick_python)"; then
     "$py" - "$BOOTSTRAP" >"$LOGS/ready-check.log" 2>&1 <<'PY'
 import sys
@@ -131,7 +139,7 @@ wait_ready() {
 # What a client needs: the address, and on a secured broker the principals' settings.
 announce() {
   echo "KAFKA_BOOTSTRAP=$BOOTSTRAP"
-  if [[ "$SECURITY" == scram ]]; then echo "KAFKA_CLIENTS=$BASE/clients"; fi
+  if [[ "$SECURITY" == scram ]]; then echo "KAFKA_CLIENTS=$SECURE_BASE/clients"; fi
 }
 
 # The security a data directory was formatted with (its SCRAM users exist only if scram).
@@ -142,7 +150,7 @@ if [[ -f "$DATA_DIR/meta.properties" && "$(formatted_with)" != "$SECURITY" ]]; t
   die "$DATA_DIR was formatted with KAFKA_SECURITY=$(formatted_with), not $SECURITY; stop it and wipe it first ('KAFKA_WIPE=1 bash deploy/kafka/down.sh'), or give this one its own KAFKA_BASE and ports"
 fi
 if [[ "$SECURITY" == scram ]]; then
-  secure_prepare "$BASE" "$BOOTSTRAP" >/dev/null || die "could not prepare the certificates and passwords in $BASE"
+  secure_prepare "$SECURE_BASE" "$SECURE_BOOTSTRAP" >/dev/null || die "could not prepare the certificates and passwords in $SECURE_BASE"
 fi
 
 # ---- already running? ------------------------------------------------------------------------
@@ -155,6 +163,10 @@ if pid="$(broker_pid)"; then
   say "process $pid is alive but not answering yet on $BOOTSTRAP"
   [[ "${KAFKA_WAIT:-1}" == 0 ]] && exit 0
   wait_ready "$pid"
+  if [[ "$SECURITY" == scram ]]; then  # started without waiting (a cluster's node): its ACLs now
+    say "the roles' users and ACLs (croupier acls, as admin)"
+    secure_acls "$SECURE_BASE" | sed 's/^/kafka:   /' || die "could not create the roles' users and ACLs (see above)"
+  fi
   announce
   exit 0
 fi
@@ -196,7 +208,7 @@ sed -e "s|@KAFKA_PORT@|$KAFKA_PORT|g" \
     "${KAFKA_PROPERTIES_IN:-$HERE/server.properties.in}" >"$PROPS"
 if [[ "$SECURITY" == scram ]]; then
   chmod 600 "$PROPS"  # it holds the brokers' own password
-  secure_properties "$BASE" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" >>"$PROPS"
+  secure_properties "$SECURE_BASE" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" >>"$PROPS"
 fi
 
 JAVA_OPTS=(
@@ -220,7 +232,7 @@ if [[ ! -f "$DATA_DIR/meta.properties" ]]; then
   say "formatting $DATA_DIR (cluster id $cid, security $SECURITY)"
   mkdir -p "$DATA_DIR"
   scram=()
-  if [[ "$SECURITY" == scram ]]; then mapfile -t scram < <(secure_format_args "$BASE"); fi
+  if [[ "$SECURITY" == scram ]]; then mapfile -t scram < <(secure_format_args "$SECURE_BASE"); fi
   "$JAVA" "${JAVA_OPTS[@]}" kafka.tools.StorageTool format --ignore-formatted \
       -t "$cid" -c "$PROPS" "${scram[@]}" >"$LOGS/format.log" 2>&1 \
     || { cat "$LOGS/format.log" >&2; die "storage format failed"; }
@@ -239,7 +251,7 @@ echo "$pid" >"$PIDFILE"
 wait_ready "$pid"
 if [[ "$SECURITY" == scram ]]; then
   say "the roles' users and ACLs (croupier acls, as admin)"
-  secure_acls "$BASE" | sed 's/^/kafka:   /' || die "could not create the roles' users and ACLs (see above)"
+  secure_acls "$SECURE_BASE" | sed 's/^/kafka:   /' || die "could not create the roles' users and ACLs (see above)"
 fi
 say "running (pid $pid); data: $DATA_DIR; logs: $LOGS/server.log"
 announce

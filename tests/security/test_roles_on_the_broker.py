@@ -4,7 +4,6 @@ with an error that names the principal, the resource and the permission."""
 from __future__ import annotations
 
 import io
-import json
 import logging
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from services.wallet.ledger import Ledger
 from tests.kafka import ROOT, stop
 from tests.security.conftest import Secured
 from tests.security.events import round_of
+from tests.security.flows import settle_as_roles
 
 REFUSED_WITHIN = 10.0
 """Seconds a refusal may take: it is said at once, never after a client's long timeout."""
@@ -196,50 +196,7 @@ def test_a_worker_with_the_game_roles_login_exits_2_and_its_health_says_why(
 def test_a_round_published_as_game_is_settled_by_croupier_and_read_by_the_wallet(
     secured: Secured, tmp_path: Path
 ) -> None:
-    game = secured.settings("game")
-    with Publisher.from_settings(game) as publisher:
-        for event in round_of("T-e2e", "R1", stake=100):
-            publisher.publish(event)
-    env = secured.env("croupier")
-    log = tmp_path / "worker.log"
-    with open(log, "wb") as out:
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "services.cli",
-                "worker",
-                "--loglevel",
-                "warning",
-                "--web-port",
-                "0",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    ledger = Ledger(str(tmp_path / "wallet.sqlite"))
-    wallet = secured.settings("wallet")
-    try:
-        deadline = time.monotonic() + 90
-        settled: list[dict[str, object]] = []
-        while time.monotonic() < deadline and not any(s["table_id"] == "T-e2e" for s in settled):
-            assert worker.poll() is None, log.read_text()
-            time.sleep(1)
-            settled = [json.loads(m.value) for m in read_topic(wallet, "settlements", timeout=30)]
-        mine = [s for s in settled if s["table_id"] == "T-e2e"]
-        assert [(s["bet_id"], s["result"], s["payout"]) for s in mine] == [
-            ("T-e2e-R1-b1", "win", 200)
-        ]
-        progress = consume(ledger, wallet, ["settlements", "refunds", "adjustments"])
-        assert progress.new >= 1
-        balances = {b.player_id: b.balance for b in ledger.balances()}
-        assert balances["P-T-e2e"] == 200
-    finally:
-        ledger.close()
-        stop(worker)
-    assert "refused" not in log.read_text()
+    settle_as_roles(secured, tmp_path, "T-e2e")
 
 
 def test_an_api_that_may_not_read_the_outputs_exits_2_saying_who_was_refused(
