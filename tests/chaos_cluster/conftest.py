@@ -84,15 +84,15 @@ def nodes() -> Iterator[Nodes]:
         old.unlink()
     started = time.monotonic()
     _script(env, "down", "--wipe")
-    _script(env, "up")
-    cluster = Nodes(
-        bootstrap=",".join(f"127.0.0.1:{first + n}" for n in range(3)), env=env, script=_script
-    )
-    cluster.warm()
-    say(f"cluster up in {time.monotonic() - started:.1f} s (seed {SEED})")
     try:
+        _script(env, "up")
+        cluster = Nodes(
+            bootstrap=",".join(f"127.0.0.1:{first + n}" for n in range(3)), env=env, script=_script
+        )
+        cluster.warm()
+        say(f"cluster up in {time.monotonic() - started:.1f} s (seed {SEED})")
         yield cluster
-    finally:
+    finally:  # also when the start failed: no node is left running
         _script(env, "down", "--wipe")
 
 

@@ -15,6 +15,7 @@ from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
+from services.settings import Settings
 from tests.chaos.cluster import say
 
 NODES = (1, 2, 3)
@@ -160,7 +161,7 @@ class Nodes:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                committed_lag(self.bootstrap, "chaos-cluster-warm-up", [])
+                committed_lag(Settings(kafka_bootstrap=self.bootstrap), "chaos-cluster-warm-up", [])
                 break
             except KafkaError as error:
                 if time.monotonic() > deadline:
