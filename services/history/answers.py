@@ -12,6 +12,8 @@ from urllib.parse import quote
 
 import msgspec
 
+from services.history import projection
+
 Answer = dict[str, Any]
 _JSON: Final = msgspec.json.Decoder()
 _STEP_FIELDS: Final = (
@@ -43,28 +45,7 @@ ADJUSTMENT_COLUMNS: Final = (
     "at",
 )
 """The columns of `adjustments` an adjustment's answer needs, in this order in every query."""
-BET_COLUMNS: Final = (
-    "bet_id",
-    "player_id",
-    "table_id",
-    "round_id",
-    "sort_micros",
-    "seq",
-    "kind",
-    "pick",
-    "stake",
-    "currency",
-    "placed_at",
-    "status",
-    "game",
-    "result",
-    "payout",
-    "refund_reason",
-    "decided_at",
-    "decision_id",
-    "dice",
-    "discs",
-)
+BET_COLUMNS: Final = tuple(c for c in projection.BET_COLUMNS if c != "decided_ts")
 """The columns of `bets` a bet's answer needs, in this order in every query."""
 
 

@@ -90,19 +90,11 @@ def ssl_context(settings: Settings) -> ssl.SSLContext:
 
 
 def kafka_python(settings: Settings) -> dict[str, Any]:
-    """Keyword arguments for kafka-python's KafkaProducer, KafkaConsumer and KafkaAdminClient."""
-    _checked(settings)
-    options: dict[str, Any] = {
-        "bootstrap_servers": settings.kafka_bootstrap,
-        "security_protocol": settings.kafka_security_protocol,
-    }
+    """Keyword arguments for kafka-python's KafkaProducer, KafkaConsumer and KafkaAdminClient:
+    aiokafka's, and the host-name check kafka-python asks for apart."""
+    options = aiokafka(settings)
     if tls(settings):
-        options["ssl_context"] = ssl_context(settings)
         options["ssl_check_hostname"] = True
-    if sasl(settings):
-        options["sasl_mechanism"] = settings.kafka_sasl_mechanism
-        options["sasl_plain_username"] = settings.kafka_username
-        options["sasl_plain_password"] = password(settings)
     return options
 
 
