@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import psycopg
+from psycopg._copy_base import format_row_text  # psycopg's own COPY text encoder (C)
+from psycopg.adapt import Transformer
 from sqlalchemy import BigInteger, Column, Connection, MetaData, Table, Text, delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.schema import CreateTable
@@ -53,23 +56,52 @@ def load(db: Connection, table: Table, rows: Sequence[Row]) -> None:
         copy_rows(db, table, [[row.get(n) for n in names] for row in rows])
 
 
-def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]]) -> None:
+@dataclass(frozen=True)
+class Encoded:
+    """Rows made ready for the database ahead of their transaction: on PostgreSQL their COPY
+    text, so that the transaction only ships it (the projector encodes the next batch while the
+    database writes the one before)."""
+
+    rows: Sequence[Sequence[Any]]
+    text: bytes | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+_TEXT: Final = Transformer()
+"""Dumps str, int and None as COPY's text format wants them (no connection needed)."""
+
+
+def encoded(dialect: str, rows: Sequence[Sequence[Any]]) -> Encoded:
+    """The rows, with their COPY text when the database is PostgreSQL."""
+    if dialect != "postgresql" or not rows:
+        return Encoded(rows)
+    out = bytearray()
+    for row in rows:
+        format_row_text(row, _TEXT, out)
+    return Encoded(rows, bytes(out))
+
+
+def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Encoded) -> None:
     """Insert rows given as a value for each column of the table, in its order."""
-    if not rows:
+    if not len(rows):
         return
     names = [c.name for c in table.columns]
     if db.dialect.name == "postgresql":
+        ready = rows if isinstance(rows, Encoded) else encoded("postgresql", rows)
+        if ready.text is None:
+            ready = encoded("postgresql", ready.rows)
         raw = cast(psycopg.Connection[Any], db.connection.dbapi_connection)
         sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
         with raw.cursor() as cursor, cursor.copy(sql) as copy:
-            write = copy.write_row
-            for row in rows:
-                write(row)
+            copy.write(ready.text or b"")
         return
-    db.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in rows])
+    given = rows.rows if isinstance(rows, Encoded) else rows
+    db.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in given])
 
 
-def stage(db: Connection, staging: Table, rows: Sequence[Sequence[Any]]) -> None:
+def stage(db: Connection, staging: Table, rows: Sequence[Sequence[Any]] | Encoded) -> None:
     """Fill the connection's temporary table (created at its first use) with these rows only."""
     made: set[str] = db.connection.info.setdefault("staged", set())
     if staging.name not in made:

@@ -24,8 +24,9 @@ from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
 from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from services.history import pacing
 from services.history.projection import Changes, Source
-from services.history.store import Conflict, Position, Store
+from services.history.store import Conflict, Position, Prepared, Store
 from services.security import clients
 from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied
 from services.security.login import Unreachable, login
@@ -125,6 +126,8 @@ class Projector:
         self.stopping = asyncio.Event()
         self.progress = Progress()
         self.ready = asyncio.Event()
+        self.clocks: dict[TopicPartition, int | None] = {}
+        """The timestamp of the last record read from each partition (pacing)."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -164,6 +167,9 @@ class Projector:
                 # The next batch is read while the database writes the one before (two cores
                 # busy, not one after the other); it starts from where that one ends.
                 changes, count = await self._gather(consumer, writing)
+                # Its rows encoded here too, still beside the write before (the writing thread
+                # then only ships them: the database's work is the one left in line).
+                batch = self.store.prepare(changes)
                 moves: dict[Position, tuple[int, int]] = {}
                 for tp in partitions:
                     key = (tp.topic, tp.partition)
@@ -176,7 +182,7 @@ class Projector:
                     continue
                 writing = None
                 if moves:
-                    writing = asyncio.ensure_future(self._write(changes, moves, count))
+                    writing = asyncio.ensure_future(self._write(batch, moves, count))
                     at = {**at, **{key: new for key, (_, new) in moves.items()}}
             if writing is not None:
                 await writing
@@ -205,6 +211,7 @@ class Projector:
             )
         for tp in partitions:
             consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
+        self.clocks = dict.fromkeys(partitions)
         return stored
 
     async def _gather(
@@ -212,36 +219,55 @@ class Projector:
     ) -> tuple[Changes, int]:
         """The next batch: what arrives within 100 ms, and for as long as the batch before is
         still being written, up to max_records (a transaction costs a commit and a dozen
-        statements whatever its size)."""
+        statements whatever its size); read in step across partitions by timestamp (pacing)."""
         changes = Changes()
         roles = self.roles
         feed = changes.feed
+        clocks = self.clocks
         count = 0
         gathering = time.monotonic() + 0.1
+        everything = False
         while count < self.max_records:
             busy = writing is not None and not writing.done()
             left = int((gathering - time.monotonic()) * 1000)
             if count and not busy and left <= 0:
                 break
             wait = 20 if busy else max(0, left) if count else 200
-            batch = await consumer.getmany(timeout_ms=wait, max_records=self.max_records - count)
+            chosen = list(clocks) if everything else pacing.due(clocks, await self._idle(consumer))
+            batch = await consumer.getmany(
+                *chosen, timeout_ms=wait, max_records=min(pacing.STEP, self.max_records - count)
+            )
             for tp, records in batch.items():
                 role = roles[tp.topic]
                 for record in records:
                     feed(role, record.value, record.timestamp)
                 count += len(records)
-            if not batch and not busy:
+                if records:
+                    clocks[tp] = records[-1].timestamp
+            # Nothing came from the partitions behind: read from all before deciding again.
+            everything = not batch and len(chosen) < len(clocks)
+            if not batch and not busy and not everything:
                 break
         return changes, count
 
+    async def _idle(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
+        """The partitions read up to their last stable offset (as far as the consumer knows)."""
+        idle = []
+        for tp in self.clocks:
+            end = consumer.last_stable_offset(tp)
+            if end is not None and await consumer.position(tp) >= end:
+                idle.append(tp)
+        return idle
+
     async def _write(
-        self, changes: Changes, moves: dict[Position, tuple[int, int]], count: int
+        self, batch: Prepared, moves: dict[Position, tuple[int, int]], count: int
     ) -> bool:
         """Apply a batch; False when another projector moved the positions (nothing written)."""
+        changes = batch.changes
         for problem in changes.unreadable[:10]:
             log.error("skipped a committed message that does not decode: %s", problem)
         try:
-            await self._database(lambda: self.store.write(changes, moves))
+            await self._database(lambda: self.store.write(batch, moves))
         except Conflict as conflict:
             self.progress.conflicts += 1
             log.warning("%s; resuming from the stored positions", conflict)

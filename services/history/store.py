@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import msgspec
+import psycopg
 from sqlalchemy import (
     Boolean,
     Connection,
@@ -32,6 +34,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 
 from services.history import bulk, schema
 from services.history.projection import (
@@ -94,6 +97,17 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]
         yield items[start : start + size]
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A batch made ready for its transaction: its changes and its bets' rows, encoded."""
+
+    changes: Changes
+    whole: bulk.Encoded
+    """Bets placed and decided in this batch: new rows, loaded as they are."""
+    parts: bulk.Encoded
+    """Placements and decisions of bets whose other half is in another batch: merged."""
+
+
 class Store:
     """Positions, bets, rounds, tables and counters of the read side."""
 
@@ -117,19 +131,35 @@ class Store:
                 db.execute(self.insert(schema.positions).on_conflict_do_nothing(), fresh)
         return self.positions()
 
-    def write(self, changes: Changes, moves: dict[Position, tuple[int, int]]) -> None:
+    def prepare(self, changes: Changes) -> Prepared:
+        """What of a batch can be made ready outside its transaction: its bets' rows, encoded for
+        the database; a bet read with its decision in one batch is one whole row."""
+        placements, decisions = changes.placements, changes.decisions
+        whole = [
+            merged(placed, decisions[bet_id])
+            for bet_id, placed in placements.items()
+            if bet_id in decisions
+        ]
+        parts = [placed for bet_id, placed in placements.items() if bet_id not in decisions]
+        parts += [row for bet_id, row in decisions.items() if bet_id not in placements]
+        dialect = self.engine.dialect.name
+        return Prepared(changes, bulk.encoded(dialect, whole), bulk.encoded(dialect, parts))
+
+    def write(self, batch: Changes | Prepared, moves: dict[Position, tuple[int, int]]) -> None:
         """Apply one batch and move its positions, in one transaction; Conflict if raced."""
+        ready = batch if isinstance(batch, Prepared) else self.prepare(batch)
         with self.engine.connect() as db:
             try:
                 with db.begin():
-                    self._write(db, changes, moves)
+                    self._write(db, ready, moves)
             except BaseException:
                 bulk.forget_staging(db)  # a temporary table made in this transaction is gone
                 raise
 
     def _write(
-        self, db: Connection, changes: Changes, moves: dict[Position, tuple[int, int]]
+        self, db: Connection, batch: Prepared, moves: dict[Position, tuple[int, int]]
     ) -> None:
+        changes = batch.changes
         if db.dialect.name == "postgresql":
             # Safe for exactly once: a commit lost in a server crash loses its positions too.
             db.execute(text("SET LOCAL synchronous_commit = off"))
@@ -153,7 +183,7 @@ class Store:
                     "projector ran"
                 )
         counts = Counter(changes.counts)
-        _Batch(db, self.insert, counts).apply(changes)
+        _Batch(db, self.insert, counts).apply(batch)
         self._count(db, counts)
 
     def _count(self, db: Connection, counts: Counter[CounterKey]) -> None:
@@ -182,9 +212,10 @@ class _Batch:
         self.insert = insert
         self.counts = counts
 
-    def apply(self, changes: Changes) -> None:
+    def apply(self, batch: Prepared) -> None:
+        changes = batch.changes
         self._rounds(changes)
-        fresh = self._bets(changes)
+        fresh = self._bets(batch)
         self._adjustments(changes)
         self._players(changes, fresh)
         self._tables(changes)
@@ -231,47 +262,45 @@ class _Batch:
                 found[(row.table_id, row.round_id)] = (_round_of(row), row.steps)
         return found
 
-    def _bets(self, changes: Changes) -> Counter[str]:
-        """Upsert the bets in one statement (a bet read with its decision in one batch is one
-        row written); the new rows of each player."""
-        placements, decisions = changes.placements, changes.decisions
-        rows = [
-            merged(placed, decisions[bet_id]) if bet_id in decisions else placed
-            for bet_id, placed in placements.items()
-        ]
-        rows += [row for bet_id, row in decisions.items() if bet_id not in placements]
+    def _bets(self, batch: Prepared) -> Counter[str]:
+        """Write the bets: the whole ones loaded straight into the table, the halves merged into
+        their rows in one statement; the new rows of each player."""
         fresh: Counter[str] = Counter()
-        if not rows:
-            return fresh
-        bulk.stage(self.db, bulk.STAGE_BETS, rows)
-        pending = 0
-        if self.db.dialect.name == "postgresql":
-            # What the merge did, told by its own lookups rather than a second one: a row it
-            # inserted has no xmax, and a decision ends a pending bet when the row it updated
-            # kept a placement.
-            b = schema.bets
-            merge = _merge_bets(self.db).returning(
-                b.c.bet_id, b.c.player_id, _INSERTED, b.c.placed_at.is_not(None)
-            )
-            for bet_id, player_id, new, has_placed in self.db.execute(merge):
-                placed, decided = bet_id in placements, bet_id in decisions
-                if new:
-                    fresh[player_id] += 1
-                    if placed and not decided:
-                        pending += 1
-                elif decided and not placed and has_placed:
-                    pending -= 1
-        else:
-            for player_id, placed, decided, new, had_placed, n in self.db.execute(_CLASSIFY):
-                if new:
-                    fresh[player_id] += n
-                    if placed and not decided:
-                        pending += n
-                elif decided and not placed and had_placed:
-                    pending -= n
-            self.db.execute(_merge_bets(self.db))
-        self.counts[("croupier_read_pending", "")] += pending
+        parts = batch.parts
+        if len(batch.whole) and self.db.dialect.name != "postgresql":
+            parts = bulk.Encoded([*batch.whole.rows, *parts.rows])  # SQLite merges them all
+        elif len(batch.whole):
+            try:
+                with self.db.begin_nested():
+                    bulk.copy_rows(self.db, schema.bets, batch.whole)
+                fresh.update(row[1] for row in batch.whole.rows)
+            except (IntegrityError, psycopg.errors.UniqueViolation):
+                # A bet already there (one id on two tables, say): merged like the halves.
+                rows = [*batch.whole.rows, *parts.rows]
+                parts = bulk.encoded(self.db.dialect.name, rows)
+        if len(parts):
+            self._merge(parts, fresh)
         return fresh
+
+    def _merge(self, rows: bulk.Encoded, fresh: Counter[str]) -> None:
+        """Upsert rows (halves of bets) in one statement, counting the new rows of each player
+        and how many of the rows it touched are pending (placed, not decided) after against
+        before: exact whatever the rows repeat."""
+        db = self.db
+        bulk.stage(db, bulk.STAGE_BETS, rows)
+        before: int = db.execute(_PENDING_TOUCHED).scalar_one()
+        if db.dialect.name == "postgresql":
+            # Told by the merge's own lookups and summed by player in the database: a row it
+            # inserted has no xmax.
+            after = 0
+            for player_id, new, pending in db.execute(_merge_counts(db)):
+                fresh[player_id] += new
+                after += pending
+        else:
+            fresh.update(dict(db.execute(_NEW_BY_PLAYER).tuples().all()))
+            db.execute(_merge_bets(db))
+            after = db.execute(_PENDING_TOUCHED).scalar_one()
+        self.counts[("croupier_read_pending", "")] += after - before
 
     def _adjustments(self, changes: Changes) -> None:
         """Insert the adjustments, each id once (a redelivered one changes nothing)."""
@@ -328,20 +357,21 @@ _ROUND_UPDATE: Final = (
     .values(version=schema.rounds.c.version + 1)
 )
 _SB = bulk.STAGE_BETS
-_CLASSES: Final = (
-    _SB.c.player_id,
-    _SB.c.placed_at.is_not(None),
-    _SB.c.decided_at.is_not(None),
-    schema.bets.c.bet_id.is_(None),
-    schema.bets.c.placed_at.is_not(None),
+_B = schema.bets
+_TOUCHED: Final = _SB.join(_B, _B.c.bet_id == _SB.c.bet_id)
+_PENDING_TOUCHED: Final = (
+    select(func.count())
+    .select_from(_TOUCHED)
+    .where(_B.c.placed_at.is_not(None), _B.c.decided_at.is_(None))
 )
-_CLASSIFY: Final = (
-    select(*_CLASSES, func.count())
-    .select_from(_SB.outerjoin(schema.bets, schema.bets.c.bet_id == _SB.c.bet_id))
-    .group_by(*_CLASSES)
+"""How many rows of the staged bets are pending (placed, not decided) now."""
+_NEW_BY_PLAYER: Final = (
+    select(_SB.c.player_id, func.count())
+    .select_from(_SB.outerjoin(_B, _B.c.bet_id == _SB.c.bet_id))
+    .where(_B.c.bet_id.is_(None))
+    .group_by(_SB.c.player_id)
 )
-"""A batch's bets by player, whether the batch has their placement and their decision, whether
-their row is new and whether it had its placement (SQLite; PostgreSQL's merge tells it)."""
+"""The staged bets without a row yet, by player (SQLite; PostgreSQL's merge tells it)."""
 _INSERTED: Final = literal_column("xmax = 0", Boolean)
 """In PostgreSQL's RETURNING of an upsert: the row was inserted, not updated."""
 _SP = bulk.STAGE_PLAYERS
@@ -365,6 +395,26 @@ def _merge_bets(db: Connection) -> Any:
         set_={c: case((placed, stmt.excluded[c]), else_=b.c[c]) for c in PLACED}
         | {c: case((decided, stmt.excluded[c]), else_=b.c[c]) for c in DECIDED},
     )
+
+
+def _merge_counts(db: Connection) -> Any:
+    """PostgreSQL: the merge of the staged bets, and by player the rows it inserted and the rows
+    it left pending."""
+    b = schema.bets
+    merged_rows = (
+        _merge_bets(db)
+        .returning(
+            b.c.player_id.label("player_id"),
+            _INSERTED.label("new"),
+            (b.c.placed_at.is_not(None) & b.c.decided_at.is_(None)).label("pending"),
+        )
+        .cte("merged")
+    )
+    return select(
+        merged_rows.c.player_id,
+        func.count().filter(merged_rows.c.new),
+        func.count().filter(merged_rows.c.pending),
+    ).group_by(merged_rows.c.player_id)
 
 
 def _merge_players(db: Connection) -> Any:

@@ -208,3 +208,55 @@ def test_a_kept_recall_is_answered_only_while_its_round_has_not_changed(engine: 
         assert now == msgspec.json.encode(reads.recall(*key))
         changed += now != before[key]
     assert changed > len(rounds) // 4
+
+
+def _a_bet_and_its_decision() -> tuple[bytes, bytes]:
+    """A bet.placed of the committed accepted topic and the settlement of that bet."""
+    settled = {json.loads(raw)["bet_id"]: raw for raw, _ in COMMITTED.topics["settlements"]}
+    for raw, _ in COMMITTED.topics["accepted"]:
+        event = json.loads(raw)
+        if event["type"] == "bet.placed" and event["bet_id"] in settled:
+            return raw, settled[event["bet_id"]]
+    raise AssertionError("the committed streams hold no settled bet")
+
+
+def test_a_bet_placed_and_decided_in_one_batch_is_one_row_with_both_halves(
+    engine: Engine,
+) -> None:
+    placed, decided = _a_bet_and_its_decision()
+    store, reads = Store(engine), Reads(engine)
+    batch = Changes()
+    batch.feed("accepted", placed, 1)
+    batch.feed("settlements", decided, 2)
+    store.write(batch, {})
+    player_id, bet_id = json.loads(placed)["player_id"], json.loads(placed)["bet_id"]
+    page = reads.history(player_id, limit=10)
+    assert page is not None
+    [bet] = page["bets"]
+    assert (bet["bet_id"], bet["status"], bet["seq"]) == (
+        bet_id,
+        "settled",
+        json.loads(placed)["seq"],
+    )
+    assert page["total"] == 1
+    assert reads.pending() == 0
+
+
+def test_a_whole_bet_already_projected_half_is_merged_into_its_row_not_doubled(
+    engine: Engine,
+) -> None:
+    placed, decided = _a_bet_and_its_decision()
+    store, reads = Store(engine), Reads(engine)
+    first = Changes()
+    first.feed("accepted", placed, 1)
+    store.write(first, {})
+    assert reads.pending() == 1
+    again = Changes()  # its placement again (say a bet id reused), now with its decision
+    again.feed("accepted", placed, 1)
+    again.feed("settlements", decided, 2)
+    store.write(again, {})
+    page = reads.history(json.loads(placed)["player_id"], limit=10)
+    assert page is not None
+    assert [b["status"] for b in page["bets"]] == ["settled"]
+    assert page["total"] == 1
+    assert reads.pending() == 0
