@@ -113,20 +113,36 @@ class Changes:
     def _decision(self, decision: Settlement | Refund, timestamp_ms: int) -> None:
         if decision.bet_id in self.decisions:
             return
-        self.decisions[decision.bet_id] = decided(decision, timestamp_ms)
-        match decision:
-            case Settlement(result=result):
-                labels = _labels(kind="settlement", outcome=result)
-            case Refund(reason=reason):
-                labels = _labels(kind="refund", outcome=reason)
+        at = micros_of(decision.at)
+        self.decisions[decision.bet_id] = decided(decision, timestamp_ms, at)
         counts = self.counts
-        counts[("croupier_read_decisions_total", labels)] += 1
+        counts[_decision_key(decision)] += 1
         # From the table's `at` of the round event that decided the bet (copied into the
         # decision) to the decision's commit (its Kafka timestamp); a clock behind reads 0.
-        waited = max(0, timestamp_ms - micros_of(decision.at) // 1000)
+        waited = max(0, timestamp_ms - at // 1000)
         counts[_BUCKETS[bisect_left(LATENCY_BUCKETS_MS, waited)]] += 1
         counts[_LATENCY_SUM] += waited
         counts[_LATENCY_COUNT] += 1
+
+
+def _decision_key(decision: Settlement | Refund) -> CounterKey:
+    """The decisions counter of a settlement's result or a refund's reason."""
+    outcome: str
+    match decision:
+        case Settlement(result=result):
+            kind, outcome = "settlement", result
+        case Refund(reason=reason):
+            kind, outcome = "refund", reason
+    key = _DECISION_KEYS.get((kind, outcome))
+    if key is None:
+        key = _DECISION_KEYS[(kind, outcome)] = (
+            "croupier_read_decisions_total",
+            _labels(kind=kind, outcome=outcome),
+        )
+    return key
+
+
+_DECISION_KEYS: dict[tuple[str, str], CounterKey] = {}
 
 
 def _label(value: str) -> str:
@@ -212,15 +228,15 @@ def placement(bet: BetPlaced) -> BetRow:
     )
 
 
-def decided(decision: Settlement | Refund, timestamp_ms: int) -> BetRow:
+def decided(decision: Settlement | Refund, timestamp_ms: int, at: int | None = None) -> BetRow:
     """A bet's row as its committed decision says (BET_COLUMNS; what a bet read later does not
-    overwrite)."""
+    overwrite); `at` is `micros_of(decision.at)` when the caller has it."""
     head = (
         decision.bet_id,
         decision.player_id,
         decision.table_id,
         decision.round_id,
-        micros_of(decision.at),
+        micros_of(decision.at) if at is None else at,
         0,
     )
     match decision:
