@@ -485,13 +485,14 @@ def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState, raw: by
         except msgspec.DecodeError as error:
             raise StateError(f"a bet of round {rnd.round_id!r} is unreadable: {error}") from None
         bets, seqs = table.bets, rnd.seqs
-        for key, line in zip(keys, kept.bets, strict=True):
+        for key, raw_line in zip(keys, kept.bets, strict=True):
             if key.type != "bet.placed":
                 raise StateError(f"a bets segment of round {rnd.round_id!r} holds a round event")
-            bets[key.bet_id] = bytes(line)
+            bets[key.bet_id] = bytes(raw_line)
             seqs[key.seq] = key.bet_id
         return
-    for line in map(bytes, kept.bets):
+    for raw_line in kept.bets:
+        line = bytes(raw_line)
         try:
             bet = read_event(line)
         except msgspec.DecodeError as error:
