@@ -250,12 +250,18 @@ def restore(
         match value:
             case TableState():
                 tables[value.table_id] = value
+                own = table_key(value.table_id)
             case BoardState():
                 boards[value.table_id] = value
+                own = board_key(value.table_id)
             case RoundState():
                 rounds[(value.table_id, value.round_id)] = value
+                own = round_key(value.table_id, value.round_id)
             case BetsState():
                 segments[(value.table_id, value.round_id, value.segment)] = (value, raw)
+                own = bets_key(value.table_id, value.round_id, value.segment)
+        if own != key:
+            raise StateError(f"state record {key[:200]!r} holds the value of another key")
     fold = Fold(horizon=horizon, journal=journal, keys=keys)
     for table_id, kept in tables.items():
         table = fold.tables[table_id] = Table(table_id)
@@ -295,22 +301,9 @@ def _decode(key: bytes, raw: bytes) -> Value:
         value = _VALUE.decode(raw)
     except msgspec.DecodeError as error:
         raise StateError(f"unreadable state record {key[:200]!r}: {error}") from None
-    _versioned(value.v, f"state record {key[:200]!r}")
-    if _key(value) != key:
-        raise StateError(f"state record {key[:200]!r} holds the value of another key")
+    if value.v != VERSION:
+        _versioned(value.v, f"state record {key[:200]!r}")
     return value
-
-
-def _key(value: Value) -> bytes:
-    match value:
-        case TableState():
-            return table_key(value.table_id)
-        case BoardState():
-            return board_key(value.table_id)
-        case RoundState():
-            return round_key(value.table_id, value.round_id)
-        case BetsState():
-            return bets_key(value.table_id, value.round_id, value.segment)
 
 
 def _table(table: Table) -> TableState:
