@@ -95,6 +95,11 @@ def _acls(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
+    import gc
+
+    # Everything the worker loads and builds to start stays for the life of the process: the
+    # cyclic collector would only walk it again and again meanwhile (worker.main resumes it).
+    gc.disable()
     from services.settings import Settings
     from services.settlement import worker
     from services.signing.keys import KeyFileError

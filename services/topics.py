@@ -3,29 +3,36 @@
 `plan()` is the one source of truth for every topic's partitions and configuration; `reconcile`
 (pure) says what differs, `ensure` (the shell) creates, alters and reports. Idempotent: a second
 run changes nothing and says so.
+
+The cluster is read with aiokafka (the workers' client, already loaded by a worker, which runs this
+at every start); kafka-python's admin client, which knows how to alter a topic's configuration
+incrementally, is loaded only when something has to be created or changed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
-from kafka.admin import (  # type: ignore[import-untyped]
-    ConfigResource,
-    ConfigResourceType,
-    KafkaAdminClient,
-    NewTopic,
-)
-from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
+from aiokafka.client import AIOKafkaClient  # type: ignore[import-untyped]
+from aiokafka.errors import KafkaError, for_code  # type: ignore[import-untyped]
+from aiokafka.protocol.admin import DescribeConfigsRequest  # type: ignore[import-untyped]
+from aiokafka.protocol.metadata import MetadataRequest  # type: ignore[import-untyped]
 
 from services.security import clients
 from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied, explain
-from services.security.login import check
+from services.security.login import login
 from services.settings import Settings
+
+T = TypeVar("T")
+TOPIC_RESOURCE = 2
+"""Kafka's config resource type of a topic."""
 
 INPUT_MAX_MESSAGE = 1024 * 1024 + 12
 """Bytes an input message may take (the broker default, pinned: `rejected` is sized from it)."""
@@ -221,10 +228,20 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
     Returns the problems that make running unsafe (empty when all fit); what it cannot fix but
     is safe to run with (too few output partitions) is printed, not returned.
     """
-    check(settings)
-    admin = KafkaAdminClient(**clients.kafka_python(settings), client_id="croupier-topics")
+    return _run(ensure_async(settings, out))
+
+
+async def ensure_async(
+    settings: Settings, out: TextIO = sys.stdout, *, logged_in: bool = False
+) -> list[str]:
+    """`ensure` in a running event loop (a worker's start); `logged_in`: the caller checked the
+    login already (`services.security.login`), so it is not checked again."""
+    if not logged_in:
+        await login(settings)
+    cluster = Cluster(settings)
     try:
-        return _ensure(admin, settings, out)
+        await cluster.start()
+        return await _ensure(cluster, settings, out)
     except AccessDenied:
         raise
     except Exception as error:
@@ -239,13 +256,83 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
             raise
         raise denied from error
     finally:
-        admin.close()
+        await cluster.close()
 
 
-def _ensure(admin: KafkaAdminClient, settings: Settings, out: TextIO) -> list[str]:
+def broker_errors() -> tuple[type[BaseException], ...]:
+    """What `ensure` raises when the brokers cannot be reached or answer with an error (not a
+    refusal of this principal): aiokafka's errors, OSError, and kafka-python's once it is loaded
+    (only creating or altering topics loads it)."""
+    found: tuple[type[BaseException], ...] = (KafkaError, OSError)
+    loaded = sys.modules.get("kafka.errors")
+    if loaded is not None:
+        found += (loaded.KafkaError,)
+    return found
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from code without an event loop (or beside a running one, in
+    a thread of its own)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(asyncio.run(work))
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name="croupier-topics")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+class Cluster:
+    """What `ensure` reads of the cluster (aiokafka): topics' partitions and configuration."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._client = AIOKafkaClient(**clients.aiokafka(settings), client_id="croupier-topics")
+
+    async def start(self) -> None:
+        await self._client.bootstrap()
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def topics(self, names: list[str]) -> list[dict[str, Any]]:
+        """The metadata of these topics (a missing one has an error code, and is not created)."""
+        request = MetadataRequest(names, allow_auto_topic_creation=False)
+        response = await self._client.send(self._client.get_random_node(), request)
+        found: list[dict[str, Any]] = response.to_object()["topics"]
+        return found
+
+    async def configs(self, names: list[str]) -> dict[str, dict[str, str]]:
+        """Every configuration key's current value of each of these topics."""
+        request = DescribeConfigsRequest([(TOPIC_RESOURCE, name, None) for name in names])
+        response = await self._client.send(self._client.get_random_node(), request)
+        found: dict[str, dict[str, str]] = {}
+        for resource in response.to_object()["resources"]:
+            if resource["error_code"]:
+                error = for_code(resource["error_code"])
+                raise error(f"{resource['resource_name']}: {resource['error_message']}")
+            found[resource["resource_name"]] = {
+                entry["config_names"]: entry["config_value"] for entry in resource["config_entries"]
+            }
+        return found
+
+
+async def _ensure(cluster: Cluster, settings: Settings, out: TextIO) -> list[str]:
     wanted = plan(settings)
     names = [p.name for p in wanted]
-    hidden = _unauthorized(admin, names)
+    topics = await cluster.topics(names)
+    hidden = _unauthorized(topics)
     if hidden:
         who = clients.principal(settings)
         raise AccessDenied(
@@ -254,17 +341,17 @@ def _ensure(admin: KafkaAdminClient, settings: Settings, out: TextIO) -> list[st
             "grant the roles theirs",
             principal=who,
         )
-    missing = [p for p in wanted if p.name not in _partitions(admin, names)]
+    missing = [p for p in wanted if p.name not in _layout(topics)[0]]
     if missing:
-        _create(admin, settings, missing)
+        await asyncio.to_thread(_create, settings, missing)
     for p in missing:
         print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
     created = {p.name for p in missing}
-    existing = _existing(admin, wanted)
+    existing = await _existing(cluster, wanted)
     verdict = reconcile(settings, wanted, existing)  # a topic created meanwhile too
-    refused = _apply(admin, verdict.changes)
+    refused = await asyncio.to_thread(_apply, settings, verdict.changes) if verdict.changes else {}
     done = [c for c in verdict.changes if c.topic not in refused]
-    _settle(admin, settings, wanted, done)
+    await _settle(cluster, settings, wanted, done)
     for change in done:
         print(f"changed {change.topic}: {change.key} {change.old} -> {change.new}", file=out)
     for topic, why in sorted(refused.items()):
@@ -293,7 +380,19 @@ def _ensure(admin: KafkaAdminClient, settings: Settings, out: TextIO) -> list[st
     return verdict.problems
 
 
-def _create(admin: KafkaAdminClient, settings: Settings, missing: list[Plan]) -> None:
+def _admin(settings: Settings) -> Any:
+    """kafka-python's admin client (loaded here only: a start that changes nothing needs none)."""
+    from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
+
+    return KafkaAdminClient(**clients.kafka_python(settings), client_id="croupier-topics")
+
+
+def _create(settings: Settings, missing: list[Plan]) -> None:
+    from kafka.admin import NewTopic
+    from kafka.errors import KafkaError as ClientError  # type: ignore[import-untyped]
+    from kafka.errors import TopicAlreadyExistsError
+
+    admin = _admin(settings)
     try:
         with contextlib.suppress(TopicAlreadyExistsError):  # another process was first
             admin.create_topics(
@@ -307,7 +406,7 @@ def _create(admin: KafkaAdminClient, settings: Settings, missing: list[Plan]) ->
                     for p in missing
                 ]
             )
-    except KafkaError as error:
+    except ClientError as error:
         denied = explain(
             error,
             settings,
@@ -322,80 +421,81 @@ def _create(admin: KafkaAdminClient, settings: Settings, missing: list[Plan]) ->
             "settings (.data/kafka/clients/admin.env) before starting this",
             principal=denied.principal,
         ) from error
+    finally:
+        admin.close()
 
 
-def _unauthorized(admin: KafkaAdminClient, names: list[str]) -> list[str]:
+def _unauthorized(topics: list[dict[str, Any]]) -> list[str]:
     """The topics the brokers would not describe to this principal."""
     return sorted(
-        meta["name"]
-        for meta in admin.describe_topics(names)
-        if meta.get("error_code", 0) == TOPIC_AUTHORIZATION_FAILED
+        meta["topic"] for meta in topics if meta.get("error_code", 0) == TOPIC_AUTHORIZATION_FAILED
     )
 
 
-def _existing(admin: KafkaAdminClient, wanted: list[Plan]) -> dict[str, Existing]:
+async def _existing(cluster: Cluster, wanted: list[Plan]) -> dict[str, Existing]:
     """Partitions and the current value of every planned key of each planned topic that exists."""
-    counts, replicas = _layout(admin, [p.name for p in wanted])
+    counts, replicas = _layout(await cluster.topics([p.name for p in wanted]))
     present = [p for p in wanted if p.name in counts]
     if not present:
         return {}
-    described = admin.describe_configs(
-        [ConfigResource(ConfigResourceType.TOPIC, p.name) for p in present], config_filter="all"
-    ).get("topic", {})
+    described = await cluster.configs([p.name for p in present])
     found: dict[str, Existing] = {}
     for p in present:
         config = described.get(p.name, {})
-        values = {key: config[key]["value"] for key in p.config if key in config}
+        values = {key: config[key] for key in p.config if key in config}
         found[p.name] = Existing(
             partitions=counts[p.name], config=values, replicas=replicas[p.name]
         )
     return found
 
 
-def _apply(admin: KafkaAdminClient, changes: list[Change]) -> dict[str, str]:
+def _apply(settings: Settings, changes: list[Change]) -> dict[str, str]:
     """Set the changed keys, topic by topic (the other keys of a topic stay as they are);
     return why the broker refused, per topic (a client without ALTER_CONFIGS rights, say)."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+    from kafka.errors import KafkaError as ClientError
+
     by_topic: dict[str, dict[str, str]] = {}
     for change in changes:
         by_topic.setdefault(change.topic, {})[change.key] = change.new
     if not by_topic:
         return {}
     try:
-        results = admin.alter_configs(
-            [
-                ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
-                for topic, configs in by_topic.items()
-            ]
-        ).get("topic", {})
-    except (KafkaError, ValueError) as error:
+        admin = _admin(settings)
+        try:
+            results = admin.alter_configs(
+                [
+                    ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
+                    for topic, configs in by_topic.items()
+                ]
+            ).get("topic", {})
+        finally:
+            admin.close()
+    except (ClientError, ValueError) as error:
         return dict.fromkeys(by_topic, repr(error))
     return {topic: str(result) for topic, result in results.items() if result != "OK"}
 
 
-def _settle(
-    admin: KafkaAdminClient, settings: Settings, wanted: list[Plan], changes: list[Change]
+async def _settle(
+    cluster: Cluster, settings: Settings, wanted: list[Plan], changes: list[Change]
 ) -> None:
     """Wait until the brokers report what was altered (KRaft applies it a moment later), so that
     what this run printed is what the next run sees; give up after SETTLE seconds."""
     deadline = time.monotonic() + SETTLE
     keys = {(c.topic, c.key) for c in changes}
     while keys and time.monotonic() < deadline:
-        pending = reconcile(settings, wanted, _existing(admin, wanted)).changes
+        pending = reconcile(settings, wanted, await _existing(cluster, wanted)).changes
         if not any((c.topic, c.key) in keys for c in pending):
             return
-        time.sleep(0.1)
+        await asyncio.sleep(0.1)
 
 
-def _partitions(admin: KafkaAdminClient, names: list[str]) -> dict[str, int]:
-    return _layout(admin, names)[0]
-
-
-def _layout(admin: KafkaAdminClient, names: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+def _layout(topics: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
     """Partitions of each topic that exists, and the fewest replicas of any of its partitions."""
     counts: dict[str, int] = {}
     replicas: dict[str, int] = {}
-    for meta in admin.describe_topics(names):
+    for meta in topics:
         if meta.get("error_code", 0) == 0 and meta.get("partitions"):
-            counts[meta["name"]] = len(meta["partitions"])
-            replicas[meta["name"]] = min(len(p["replica_nodes"]) for p in meta["partitions"])
+            counts[meta["topic"]] = len(meta["partitions"])
+            replicas[meta["topic"]] = min(len(p["replicas"]) for p in meta["partitions"])
     return counts, replicas

@@ -24,6 +24,10 @@ from services.settlement.state import StateError
 WINDOW = 512
 """Offsets read back from the end at first to find the latest position record (then 8 times more,
 as long as none is found: an aborted transaction after it holds records too)."""
+FETCH_WAIT_MS = 10
+"""How long the broker may hold a fetch that finds nothing new (the default, 500 ms, was paid once
+or twice per restore: the reader's first fetch, made before it is positioned, waits at the end of
+the partitions, and a seek waits for it to come back)."""
 
 
 @dataclass(kw_only=True)
@@ -58,6 +62,7 @@ async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
         isolation_level="read_committed",
         max_partition_fetch_bytes=16 * 1024 * 1024,
         fetch_max_bytes=64 * 1024 * 1024,
+        fetch_max_wait_ms=FETCH_WAIT_MS,
     )
     await reader.start()
     try:

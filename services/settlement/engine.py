@@ -13,19 +13,20 @@ no worker disk is needed and a takeover costs the size of the state, not of the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import io
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # type: ignore[import-untyped]
 from aiokafka.abc import ConsumerRebalanceListener  # type: ignore[import-untyped]
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor  # type: ignore[import-untyped]
 from aiokafka.errors import KafkaError, ProducerFenced  # type: ignore[import-untyped]
 from aiokafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
-from kafka import errors as kafka_errors  # type: ignore[import-untyped]
 
 from schemas.codec import encode
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
@@ -37,12 +38,13 @@ from services.settlement import changelog, state
 from services.settlement.fold import Fold
 from services.settlement.metrics import Metrics
 from services.settlement.outbox import Message, Partitioner, send_all
-from services.settlement.recovery import ROLES, Blocked, Refold, Restored, plan
+from services.settlement.recovery import ROLES, Blocked, Refold, Restored, Start, plan
 from services.settlement.rounds import Journal
 from services.signing.keys import load as load_keys
-from services.topics import ensure
+from services.topics import broker_errors, ensure_async
 
 log = logging.getLogger("croupier.engine")
+T = TypeVar("T")
 MAX_REQUEST = 16 * 1024 * 1024
 BLOCKED_RETRY = 30.0
 """Seconds between two attempts to start a blocked task."""
@@ -195,8 +197,8 @@ class Engine:
         """Create or check the topics; a broker not answering yet is waited for, not fatal."""
         while True:
             try:
-                return await asyncio.to_thread(ensure, self.settings, io.StringIO())
-            except (KafkaError, kafka_errors.KafkaError, OSError) as error:
+                return await ensure_async(self.settings, io.StringIO(), logged_in=True)
+            except broker_errors() as error:
                 if self.stopping.is_set() or self._explain(error) is not None:
                     raise
                 log.warning("topics: broker not reachable (%r); retrying in 1 s", error)
@@ -562,28 +564,18 @@ class Engine:
             p: {r: TopicPartition(t, p) for r, t in zip(ROLES, s.inputs, strict=True)}
             for p in partitions
         }
-        committed, beginnings = await self._offsets(
-            [tp for p in partitions for tp in inputs[p].values()]
+        (found, offsets), (logs, read) = await asyncio.gather(  # both once the fences are up
+            _timed(self._offsets([tp for p in partitions for tp in inputs[p].values()])),
+            _timed(self._read_state(partitions)),
         )
-        offsets = time.monotonic()
-        logs = await changelog.read(s, partitions) if s.durable_state else {}
         for p, read_log in logs.items():
             if read_log.note is not None:
                 log.warning("task %d: %s partition %d: %s", p, s.topic_state, p, read_log.note)
-        read = time.monotonic()
         ready: dict[int, tuple[Fold, dict[str, int], frozenset[bytes] | None]] = {}
         refolds: dict[int, Refold] = {}
-        for p in partitions:
-            found = logs.get(p)
-            start = plan(
-                None if found is None else found.entries,
-                {r: committed[tp] for r, tp in inputs[p].items()},
-                {r: beginnings[tp] for r, tp in inputs[p].items()},
-                horizon=s.horizon,
-                partial=s.partial_history,
-                state_topic=f"{s.topic_state} partition {p}",
-                keys=self.keys,
-            )
+        with _collector_paused():
+            starts = {p: self._plan(p, logs.get(p), inputs[p], found) for p in partitions}
+        for p, start in starts.items():
             match start:
                 case Restored():
                     ready[p] = (start.fold, start.positions, None)
@@ -646,10 +638,35 @@ class Engine:
             time.monotonic() - started,
             fenced - started,
             offsets - fenced,
-            read - offsets,
-            planned - read,
+            read - fenced,
+            planned - max(offsets, read),
             time.monotonic() - planned,
             time.process_time() - cpu,
+        )
+
+    async def _read_state(self, partitions: list[int]) -> dict[int, changelog.Log]:
+        return (
+            await changelog.read(self.settings, partitions) if self.settings.durable_state else {}
+        )
+
+    def _plan(
+        self,
+        p: int,
+        found: changelog.Log | None,
+        inputs: dict[str, TopicPartition],
+        offsets: tuple[dict[TopicPartition, int | None], dict[TopicPartition, int]],
+    ) -> Start:
+        """How task p starts (`recovery.plan`), given its state log and input offsets."""
+        s = self.settings
+        committed, beginnings = offsets
+        return plan(
+            None if found is None else found.entries,
+            {r: committed[tp] for r, tp in inputs.items()},
+            {r: beginnings[tp] for r, tp in inputs.items()},
+            horizon=s.horizon,
+            partial=s.partial_history,
+            state_topic=f"{s.topic_state} partition {p}",
+            keys=self.keys,
         )
 
     async def _rewrite(self, task: Task) -> None:
@@ -704,9 +721,11 @@ class Engine:
         """The offsets the group committed for each input partition (None: none), and the first
         offset each still holds."""
         assert self.consumer is not None
-        beginnings = await self.consumer.beginning_offsets(tps)
-        committed = {tp: await self.consumer.committed(tp) for tp in tps}
-        return committed, beginnings
+        consumer = self.consumer
+        beginnings, *found = await asyncio.gather(
+            consumer.beginning_offsets(tps), *(consumer.committed(tp) for tp in tps)
+        )
+        return dict(zip(tps, found, strict=True)), beginnings
 
     async def _refold(
         self,
@@ -752,6 +771,24 @@ class Engine:
         finally:
             await reader.stop()
         return count
+
+
+async def _timed(awaitable: Awaitable[T]) -> tuple[T, float]:
+    """What the awaitable gives, and when it was done."""
+    return await awaitable, time.monotonic()
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: a restore builds hundreds of thousands of objects
+    that all stay, and each collection would walk them (and the process's other objects) again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]

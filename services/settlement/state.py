@@ -244,18 +244,24 @@ def restore(
     tables: dict[str, TableState] = {}
     boards: dict[str, BoardState] = {}
     rounds: dict[tuple[str, str], RoundState] = {}
-    segments: dict[tuple[str, str, int], BetsState] = {}
+    segments: dict[tuple[str, str, int], tuple[BetsState, bytes]] = {}
     for key, raw in sorted(entries.items()):
         value = _decode(key, raw)
         match value:
             case TableState():
                 tables[value.table_id] = value
+                own = table_key(value.table_id)
             case BoardState():
                 boards[value.table_id] = value
+                own = board_key(value.table_id)
             case RoundState():
                 rounds[(value.table_id, value.round_id)] = value
+                own = round_key(value.table_id, value.round_id)
             case BetsState():
-                segments[(value.table_id, value.round_id, value.segment)] = value
+                segments[(value.table_id, value.round_id, value.segment)] = (value, raw)
+                own = bets_key(value.table_id, value.round_id, value.segment)
+        if own != key:
+            raise StateError(f"state record {key[:200]!r} holds the value of another key")
     fold = Fold(horizon=horizon, journal=journal, keys=keys)
     for table_id, kept in tables.items():
         table = fold.tables[table_id] = Table(table_id)
@@ -278,7 +284,7 @@ def restore(
             kept_bets = segments.pop((table_id, round_id, segment), None)
             if kept_bets is None:
                 raise StateError(f"round {round_id!r} of table {table_id!r}: bets {segment} lost")
-            _restore_bets(fold, owner, rnd, kept_bets)
+            _restore_bets(fold, owner, rnd, *kept_bets)
         rnd.flushed = len(rnd.seqs)
         if rnd.phase in FINAL:
             decided.setdefault(table_id, []).append((rnd.decision, round_id))
@@ -295,22 +301,9 @@ def _decode(key: bytes, raw: bytes) -> Value:
         value = _VALUE.decode(raw)
     except msgspec.DecodeError as error:
         raise StateError(f"unreadable state record {key[:200]!r}: {error}") from None
-    _versioned(value.v, f"state record {key[:200]!r}")
-    if _key(value) != key:
-        raise StateError(f"state record {key[:200]!r} holds the value of another key")
+    if value.v != VERSION:
+        _versioned(value.v, f"state record {key[:200]!r}")
     return value
-
-
-def _key(value: Value) -> bytes:
-    match value:
-        case TableState():
-            return table_key(value.table_id)
-        case BoardState():
-            return board_key(value.table_id)
-        case RoundState():
-            return round_key(value.table_id, value.round_id)
-        case BetsState():
-            return bets_key(value.table_id, value.round_id, value.segment)
 
 
 def _table(table: Table) -> TableState:
@@ -467,30 +460,42 @@ class _BetKey(msgspec.Struct, frozen=True, gc=False):
     seq: int
 
 
-_BET_KEY: Final = msgspec.json.Decoder(_BetKey)
+class _SegmentKeys(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A bets segment read for its bets' ids and seqs only: one decode for the whole segment."""
+
+    bets: list[_BetKey]
 
 
-def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState) -> None:
-    """A decided round's bets are read for their id and seq only; a waiting one's in full."""
-    decided = rnd.phase in FINAL
-    for raw in kept.bets:
-        line = bytes(raw)
+_SEGMENT_KEYS: Final = msgspec.json.Decoder(_SegmentKeys)
+
+
+def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState, raw: bytes) -> None:
+    """A decided round's bets are read for their id and seq only, the whole segment `raw` (the
+    value `kept` was decoded from) at once; a waiting one's in full, bet by bet."""
+    if rnd.phase in FINAL:
         try:
-            bet: _BetKey | BetPlaced | None = None
-            if decided:
-                bet = _BET_KEY.decode(line)
-            else:
-                event = read_event(line)
-                bet = event if isinstance(event, BetPlaced) else None
+            keys = _SEGMENT_KEYS.decode(raw).bets
         except msgspec.DecodeError as error:
             raise StateError(f"a bet of round {rnd.round_id!r} is unreadable: {error}") from None
-        if bet is None or (isinstance(bet, _BetKey) and bet.type != "bet.placed"):
+        bets, seqs = table.bets, rnd.seqs
+        for key, raw_line in zip(keys, kept.bets, strict=True):
+            if key.type != "bet.placed":
+                raise StateError(f"a bets segment of round {rnd.round_id!r} holds a round event")
+            bets[key.bet_id] = bytes(raw_line)
+            seqs[key.seq] = key.bet_id
+        return
+    for raw_line in kept.bets:
+        line = bytes(raw_line)
+        try:
+            bet = read_event(line)
+        except msgspec.DecodeError as error:
+            raise StateError(f"a bet of round {rnd.round_id!r} is unreadable: {error}") from None
+        if not isinstance(bet, BetPlaced):
             raise StateError(f"a bets segment of round {rnd.round_id!r} holds a round event")
         table.bets[bet.bet_id] = line
         rnd.seqs[bet.seq] = bet.bet_id
-        if isinstance(bet, BetPlaced):
-            rnd.waiting.append(bet)
-            fold.pending += 1
+        rnd.waiting.append(bet)
+        fold.pending += 1
 
 
 TASK_KEY: Final = _ENCODER.encode(("task",))

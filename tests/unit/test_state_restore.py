@@ -185,3 +185,48 @@ def test_a_snapshot_restores_the_same_fold_as_its_changelog() -> None:
     whole = state.snapshot(fold)
     assert state.snapshot(state.restore(log, horizon=200)) == whole
     assert state.snapshot(state.restore(dict(whole), horizon=200)) == whole  # type: ignore[arg-type]
+
+
+def _log_of_one_decided_round() -> dict[bytes, bytes]:
+    fold = Fold(journal=True)
+    _big_round(fold, 3)
+    closed = round_event("betting_closed", last_seq=3)
+    run(rounds(closed, round_event("result", dice=[1, 2, 3])), fold)
+    return {key: value for key, value in state.changes(fold) if value is not None}
+
+
+def _with_bets(log: dict[bytes, bytes], lines: list[bytes]) -> dict[bytes, bytes]:
+    """The log with the first bets segment of round R1 holding these lines instead."""
+    key = state.bets_key("T1", "R1", 0)
+    kept = msgspec.json.decode(log[key], type=state.BetsState)
+    changed = msgspec.structs.replace(kept, bets=[msgspec.Raw(line) for line in lines])
+    return {**log, key: msgspec.json.encode(changed)}
+
+
+def test_a_decided_rounds_bets_are_restored_for_repeats_in_reading_order() -> None:
+    log = _log_of_one_decided_round()
+    restored = state.restore(log, horizon=200)
+    rnd = restored.tables["T1"].rounds["R1"]
+    assert list(rnd.seqs.items()) == [(1, "B1"), (2, "B2"), (3, "B3")]
+    assert restored.pending == 0
+    assert _feed(restored, [("bets", bet(2, bet_id="B2"))]) == []  # a repeat: nothing again
+    (conflict,) = _feed(restored, [("bets", bet(2, bet_id="B2", stake=999))])
+    assert b'"reason":"conflicting_duplicate"' in conflict and b"differs in stake" in conflict
+
+
+def test_a_decided_rounds_bets_segment_holding_a_round_event_is_refused() -> None:
+    log = _log_of_one_decided_round()
+    segment = msgspec.json.decode(log[state.bets_key("T1", "R1", 0)], type=state.BetsState)
+    lines = [bytes(line) for line in segment.bets]
+    lines[1] = round_event("opened", game="sicbo")
+    with pytest.raises(StateError, match="round 'R1' is unreadable"):
+        state.restore(_with_bets(log, lines), horizon=200)
+    lines[1] = round_event("opened", game="sicbo", bet_id="B2", seq=2)  # shaped like a bet
+    with pytest.raises(StateError, match="holds a round event"):
+        state.restore(_with_bets(log, lines), horizon=200)
+
+
+def test_a_decided_rounds_unreadable_bet_is_refused() -> None:
+    log = _log_of_one_decided_round()
+    with pytest.raises(StateError, match="is unreadable"):
+        state.restore(_with_bets(log, [b'{"type":"bet.placed","seq":1}']), horizon=200)
