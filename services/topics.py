@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-import threading
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO, TypeVar
 
@@ -25,6 +24,7 @@ from aiokafka.errors import KafkaError, for_code  # type: ignore[import-untyped]
 from aiokafka.protocol.admin import DescribeConfigsRequest  # type: ignore[import-untyped]
 from aiokafka.protocol.metadata import MetadataRequest  # type: ignore[import-untyped]
 
+from services.blocking import finish
 from services.security import clients
 from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied, explain
 from services.security.login import login
@@ -228,7 +228,7 @@ def ensure(settings: Settings, out: TextIO = sys.stdout) -> list[str]:
     Returns the problems that make running unsafe (empty when all fit); what it cannot fix but
     is safe to run with (too few output partitions) is printed, not returned.
     """
-    return _run(ensure_async(settings, out))
+    return finish(ensure_async(settings, out), name="croupier-topics")
 
 
 async def ensure_async(
@@ -268,30 +268,6 @@ def broker_errors() -> tuple[type[BaseException], ...]:
     if loaded is not None:
         found += (loaded.KafkaError,)
     return found
-
-
-def _run(work: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to its end from code without an event loop (or beside a running one, in
-    a thread of its own)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    result: list[T] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(asyncio.run(work))
-        except BaseException as error:
-            failure.append(error)
-
-    thread = threading.Thread(target=run, name="croupier-topics")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return result[0]
 
 
 class Cluster:

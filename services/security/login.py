@@ -14,10 +14,10 @@ import asyncio
 import contextlib
 import socket
 import ssl
-import threading
 
 from aiokafka.conn import create_conn  # type: ignore[import-untyped]
 
+from services.blocking import finish
 from services.security import clients
 from services.security.denied import AccessDenied, authentication, explain
 from services.settings import Settings
@@ -101,21 +101,4 @@ async def login(settings: Settings, timeout: float = 10.0) -> None:
 
 def check(settings: Settings, timeout: float = 10.0) -> None:
     """`login` for code without an event loop (the kafka-python clients, the commands)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(login(settings, timeout))
-        return
-    failure: list[BaseException] = []
-
-    def run() -> None:  # a running loop here: log in from a thread of its own
-        try:
-            asyncio.run(login(settings, timeout))
-        except BaseException as error:
-            failure.append(error)
-
-    thread = threading.Thread(target=run, name="croupier-login")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
+    finish(login(settings, timeout), name="croupier-login")
