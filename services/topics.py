@@ -290,18 +290,46 @@ class Cluster:
         return found
 
     async def configs(self, names: list[str]) -> dict[str, dict[str, str]]:
-        """Every configuration key's current value of each of these topics."""
+        """Every configuration key's current value of each of these topics, as every broker
+        reports it. Each broker applies an altered configuration when it reads the metadata log,
+        so for a moment after an alteration they may differ: this waits (up to SETTLE seconds)
+        until the brokers that answer agree, so that a run never reports "nothing changed"
+        because it asked the one broker that had not caught up yet."""
+        deadline = time.monotonic() + SETTLE
+        while True:
+            answers = await self._every_broker(names)
+            if all(answer == answers[0] for answer in answers) or time.monotonic() > deadline:
+                return answers[0]
+            await asyncio.sleep(0.1)
+
+    async def _every_broker(self, names: list[str]) -> list[dict[str, dict[str, str]]]:
         request = DescribeConfigsRequest([(TOPIC_RESOURCE, name, None) for name in names])
-        response = await self._client.send(self._client.get_random_node(), request)
-        found: dict[str, dict[str, str]] = {}
-        for resource in response.to_object()["resources"]:
-            if resource["error_code"]:
-                error = for_code(resource["error_code"])
-                raise error(f"{resource['resource_name']}: {resource['error_message']}")
-            found[resource["resource_name"]] = {
-                entry["config_names"]: entry["config_value"] for entry in resource["config_entries"]
-            }
-        return found
+        nodes = sorted(broker.nodeId for broker in self._client.cluster.brokers())
+        answers: list[dict[str, dict[str, str]]] = []
+        failure: BaseException | None = None
+        for node in nodes or [self._client.get_random_node()]:
+            try:
+                response = await self._client.send(node, request)
+            except KafkaError as error:  # a broker going away: the others answer for it
+                failure = error
+                continue
+            answers.append(_configs(response.to_object()))
+        if not answers:
+            assert failure is not None
+            raise failure
+        return answers
+
+
+def _configs(response: dict[str, Any]) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    for resource in response["resources"]:
+        if resource["error_code"]:
+            error = for_code(resource["error_code"])
+            raise error(f"{resource['resource_name']}: {resource['error_message']}")
+        found[resource["resource_name"]] = {
+            entry["config_names"]: entry["config_value"] for entry in resource["config_entries"]
+        }
+    return found
 
 
 async def _ensure(cluster: Cluster, settings: Settings, out: TextIO) -> list[str]:
