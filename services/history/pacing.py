@@ -5,12 +5,20 @@ A bet's placement (topic `accepted`, partitioned by table) and its decision (`se
 partition by partition as they happen to be fetched, the two land in different batches, and the
 bet's row is written twice. Read in step by their timestamps, as Kafka Streams picks the record
 with the lowest timestamp across a task's partitions, most land in the same batch and the row is
-written once. Nothing depends on it for correctness: it only decides the order of reads.
+written once. Nothing depends on it for correctness: it only decides the order of reads, and where
+a batch ends.
+
+A read returns up to STEP records of a partition, which may reach far ahead in Kafka time (a
+sparse partition's thousand records can span a second), so what was read is fed to the batch only
+up to `bound`: the records past it wait in memory, unfed, and the partition's position stored with
+the batch is that of its first waiting record (a restart reads them again). A batch thus ends at
+about one instant of Kafka time on every partition, and a bet's two halves are cut apart only
+when their timestamps straddle it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from typing import Final, TypeVar
 
 P = TypeVar("P", bound=Hashable)
@@ -22,8 +30,8 @@ STEP: Final = 1000
 
 
 def due(clocks: Mapping[P, int | None], idle: Collection[P], slack_ms: int = SLACK_MS) -> list[P]:
-    """The partitions to read next, given the timestamp of the last record read from each (None:
-    none read yet) and those with nothing more to read now (`idle`): every partition whose clock
+    """The partitions to read next, given the latest timestamp read from each (None: none read
+    yet) and those with nothing more to read now (`idle`): every partition whose clock
     is within `slack_ms` of the lowest clock of a partition with more to read, and every one not
     read yet; all of them when none has more to read."""
     live = [p for p in clocks if p not in idle]
@@ -32,3 +40,29 @@ def due(clocks: Mapping[P, int | None], idle: Collection[P], slack_ms: int = SLA
         return list(clocks)
     low = min(known) + slack_ms
     return [p for p in live if (clock := clocks[p]) is None or clock <= low]
+
+
+def bound(clocks: Mapping[P, int | None], idle: Collection[P], slack_ms: int = SLACK_MS) -> float:
+    """The latest timestamp a record may have to be fed now: `slack_ms` past the lowest clock
+    (latest timestamp read) of a partition with more to read, so that every record read from the
+    partitions behind is fed, even where a partition's timestamps go back; -inf while such a
+    partition has not been read yet (it may hold the earliest records), +inf when none has more
+    to read."""
+    live = [clocks[p] for p in clocks if p not in idle]
+    if not live:
+        return float("inf")
+    if any(clock is None for clock in live):
+        return float("-inf")
+    return min(clock for clock in live if clock is not None) + slack_ms
+
+
+def ready(timestamps: Iterable[int], limit: float) -> int:
+    """How many of a partition's waiting records, in offset order, may be fed under `limit`: up
+    to the first one past it (a partition's order is kept, whatever its timestamps); it stops
+    there, so a lazy iterable is read no further."""
+    n = 0
+    for timestamp in timestamps:
+        if timestamp > limit:
+            break
+        n += 1
+    return n

@@ -19,7 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-untyped]
+from aiokafka import (  # type: ignore[import-untyped]
+    AIOKafkaConsumer,
+    ConsumerRecord,
+    TopicPartition,
+)
 from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
 from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -127,7 +131,9 @@ class Projector:
         self.progress = Progress()
         self.ready = asyncio.Event()
         self.clocks: dict[TopicPartition, int | None] = {}
-        """The timestamp of the last record read from each partition (pacing)."""
+        """The latest timestamp read from each partition (pacing)."""
+        self.waiting: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = {}
+        """Records read past the pacing bound, not fed yet, in offset order per partition."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -173,7 +179,7 @@ class Projector:
                 moves: dict[Position, tuple[int, int]] = {}
                 for tp in partitions:
                     key = (tp.topic, tp.partition)
-                    now = await consumer.position(tp)
+                    now = await self._position(consumer, tp)
                     if now != at[key]:
                         moves[key] = (at[key], now)
                 if writing is not None and not await writing:
@@ -212,6 +218,7 @@ class Projector:
         for tp in partitions:
             consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
         self.clocks = dict.fromkeys(partitions)
+        self.waiting = {}
         return stored
 
     async def _gather(
@@ -219,11 +226,10 @@ class Projector:
     ) -> tuple[Changes, int]:
         """The next batch: what arrives within 100 ms, and for as long as the batch before is
         still being written, up to max_records (a transaction costs a commit and a dozen
-        statements whatever its size); read in step across partitions by timestamp (pacing)."""
+        statements whatever its size); read in step across partitions by timestamp, and fed only
+        up to the bound of the partitions behind (pacing): the rest waits for the next batch."""
         changes = Changes()
-        roles = self.roles
-        feed = changes.feed
-        clocks = self.clocks
+        clocks, waiting = self.clocks, self.waiting
         count = 0
         gathering = time.monotonic() + 0.1
         everything = False
@@ -233,29 +239,59 @@ class Projector:
             if count and not busy and left <= 0:
                 break
             wait = 20 if busy else max(0, left) if count else 200
-            chosen = list(clocks) if everything else pacing.due(clocks, await self._idle(consumer))
-            batch = await consumer.getmany(
-                *chosen, timeout_ms=wait, max_records=min(pacing.STEP, self.max_records - count)
+            idle = await self._idle(consumer)
+            chosen = [
+                tp
+                for tp in (list(clocks) if everything else pacing.due(clocks, idle))
+                if not waiting.get(tp)
+            ]
+            batch = (
+                await consumer.getmany(*chosen, timeout_ms=wait, max_records=pacing.STEP)
+                if chosen
+                else {}
             )
             for tp, records in batch.items():
-                role = roles[tp.topic]
-                for record in records:
-                    feed(role, record.value, record.timestamp)
-                count += len(records)
                 if records:
-                    clocks[tp] = records[-1].timestamp
+                    waiting.setdefault(tp, []).extend(records)
+                    latest = max(record.timestamp for record in records)
+                    clocks[tp] = max(latest, clocks[tp] or latest)
+            fed = self._feed(changes, pacing.bound(clocks, await self._idle(consumer)))
+            count += fed
             # Nothing came from the partitions behind: read from all before deciding again.
             everything = not batch and len(chosen) < len(clocks)
-            if not batch and not busy and not everything:
+            if not batch and not fed and not busy and not everything:
                 break
         return changes, count
 
+    def _feed(self, changes: Changes, limit: float) -> int:
+        """Feed every partition's waiting records up to `limit`, in offset order; how many."""
+        roles, feed, fed = self.roles, changes.feed, 0
+        for tp, records in self.waiting.items():
+            n = pacing.ready((record.timestamp for record in records), limit)
+            if not n:
+                continue
+            role = roles[tp.topic]
+            for record in records[:n]:
+                feed(role, record.value, record.timestamp)
+            del records[:n]
+            fed += n
+        return fed
+
+    async def _position(self, consumer: AIOKafkaConsumer, tp: TopicPartition) -> int:
+        """Where this partition's batch ends: its first record read but not fed, if any."""
+        records = self.waiting.get(tp)
+        if records:
+            offset: int = records[0].offset
+            return offset
+        position: int = await consumer.position(tp)
+        return position
+
     async def _idle(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
-        """The partitions read up to their last stable offset (as far as the consumer knows)."""
+        """The partitions fed up to their last stable offset (as far as the consumer knows)."""
         idle = []
         for tp in self.clocks:
             end = consumer.last_stable_offset(tp)
-            if end is not None and await consumer.position(tp) >= end:
+            if end is not None and not self.waiting.get(tp) and await consumer.position(tp) >= end:
                 idle.append(tp)
         return idle
 
