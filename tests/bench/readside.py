@@ -161,6 +161,28 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """User and system CPU seconds of a process so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(command: str) -> float:
+    """CPU seconds of every process of this name on the machine (a local server's backends)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == command:
+                    total += _cpu_s(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile
+    return total
+
+
 class Progress:
     """Where the projector is: bets projected, and whether every partition is at its end."""
 
@@ -210,6 +232,7 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
             now = time.monotonic()
             if first is None and done > 0:
                 first = (now, done)
+                cpu = (_cpu_s(proc.pid), _cpu_of("postgres"), _cpu_of("java"))
             million = done // 1_000_000
             if million and million not in rss:
                 rss[million] = _rss_mib(proc.pid)
@@ -219,7 +242,13 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
             time.sleep(0.5)
         assert first is not None
         elapsed = time.monotonic() - first[0]
+        used = (_cpu_s(proc.pid), _cpu_of("postgres"), _cpu_of("java"))
+        per_bet = [
+            (after - before) / (done - first[1]) * 1e6
+            for before, after in zip(cpu, used, strict=True)
+        ]
         return {
+            "cpu_us": per_bet,
             "bets_per_s": (done - first[1]) / elapsed,
             "rss": rss,
             "rss_end": _rss_mib(proc.pid),
@@ -351,6 +380,11 @@ def main() -> int:
     print(
         f"projector bets/s:           {projected['bets_per_s']:,.0f} "
         f"(ratio {projected['bets_per_s'] / pipeline:.2f}; target 1.5)"
+    )
+    projector_us, postgres_us, kafka_us = projected["cpu_us"]
+    print(
+        f"CPU per bet projected:      projector {projector_us:.1f} us, PostgreSQL {postgres_us:.1f} us "
+        f"(this machine's postgres processes), Kafka {kafka_us:.1f} us; {os.cpu_count()} cores"
     )
     print(
         f"projector RSS:              {rss.get(1, 0):.0f} MiB at 1,000,000 bets, "
