@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: help install run replay-sample test test-unit test-kafka check lint types schemas bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-recovery chaos clean broker \
-        db-up db-down db projector bench-readside k8s-manifests k8s-schemas kafka-up-secure acls \
+        db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
         test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci
 
 help: ## list the targets
@@ -117,6 +117,9 @@ db-down: ## stop the local PostgreSQL (PG_WIPE=1 also deletes its data)
 
 bench-readside: $(STAMP) broker db ## projector rows/s vs the pipeline's bets/s, flat memory, restart, query p50/p99 (PostgreSQL)
 	$(BIN)/python -m tests.bench.readside
+
+bench-readside-parts: $(STAMP) broker db ## the projector's processor time per bet, part by part (reading, decoding, encoding, PostgreSQL) and COPY's floor
+	$(BIN)/python -m tests.bench.readside_parts
 
 fuzz-api: $(STAMP) broker ## schemathesis fuzzes a running read side from its OpenAPI document
 	$(BIN)/pytest -q tests/integration/test_api_fuzz.py

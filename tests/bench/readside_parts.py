@@ -1,0 +1,212 @@
+"""`make bench-readside-parts`: where the projector's processor time per bet goes, part by part.
+
+Over the messages croupier's workers commit for `CROUPIER_BENCH_PARTS_BETS` bets (default
+200,000; `make bench-readside`'s shape: 200 a round, 16 tables, one round of 10,000), each part of
+the projection run alone and timed by processor time, so that the figures hold on a busy machine:
+
+1. reading: the accepted and settlements messages published to a 4-partition topic of the local
+   broker, then read back by an aiokafka consumer set up as the projector's (`read_committed`);
+2. decoding: `Changes.feed` of every message, in batches of 50,000 messages;
+3. encoding: `Store.prepare`, the batches' rows as COPY text;
+4. the database: `Store.write` of the batches into a fresh PostgreSQL database, the processor
+   time of this process (the writing side) and of the local server's processes;
+5. the floor: the same whole rows COPYed into an empty copy of `bets` with no index, with its
+   primary key only, and with all its indexes (the local server's processor time per row).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # type: ignore[import-untyped]
+from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
+from sqlalchemy import make_url, text
+
+from services.history.migrate import upgrade
+from services.history.projection import Changes, Source
+from services.history.store import Prepared, Store, connect
+from services.settings import Settings
+from tests.bench import readside
+from tests.committed import Committed, commit_inputs
+from tests.database import fresh_url
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+BETS = int(os.environ.get("CROUPIER_BENCH_PARTS_BETS", "200000"))
+BATCH = 50_000
+PARTITIONS = 4
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def postgres_cpu() -> float:
+    """Processor seconds of this machine's postgres processes so far."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() != "postgres":
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def committed(bets: int) -> Committed:
+    readside.BETS = bets
+    s = Settings()
+    inputs = [
+        ("rounds" if topic == s.topic_rounds else "bets", raw)
+        for topic, _, raw in readside.rounds(s)
+    ]
+    return commit_inputs(inputs, batch=2000)
+
+
+def batches(out: Committed) -> list[list[tuple[Source, bytes, int]]]:
+    """The messages as the projector reads them in step: by timestamp across topics, cut every
+    50,000 messages."""
+    merged = sorted(
+        (
+            (ts, n, source, raw)
+            for source, msgs in out.topics.items()
+            for n, (raw, ts) in enumerate(msgs)
+        ),
+        key=lambda m: (m[0], m[1]),
+    )
+    flat = [(source, raw, ts) for ts, _, source, raw in merged]
+    return [flat[i : i + BATCH] for i in range(0, len(flat), BATCH)]
+
+
+async def _read(messages: list[bytes]) -> float:
+    """Publish the messages to a new topic, then read them back; processor seconds of the read."""
+    topic = f"parts-{uuid.uuid4().hex[:10]}"
+    admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
+    admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, linger_ms=5, max_batch_size=1 << 20)
+    await producer.start()
+    try:
+        for n, raw in enumerate(messages):
+            await producer.send(topic, raw, partition=n % PARTITIONS)
+        await producer.flush()
+    finally:
+        await producer.stop()
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=BOOTSTRAP,
+        isolation_level="read_committed",
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=4 * 1024 * 1024,
+        fetch_max_bytes=32 * 1024 * 1024,
+    )
+    await consumer.start()
+    try:
+        parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        consumer.assign(parts)
+        consumer.seek_to_beginning()
+        got, before = 0, time.process_time()
+        while got < len(messages):
+            for records in (await consumer.getmany(timeout_ms=1000, max_records=1000)).values():
+                got += len(records)
+        return time.process_time() - before
+    finally:
+        await consumer.stop()
+        admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+        admin.delete_topics([topic])
+        admin.close()
+
+
+def floor(url: str, prepared: list[Prepared]) -> dict[str, float]:
+    """Server processor µs per row of COPYing the whole rows into an empty copy of `bets`."""
+    rows = sum(len(p.whole) for p in prepared)
+    variants = {
+        "no index": "(LIKE bets INCLUDING DEFAULTS)",
+        "primary key only": "(LIKE bets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)",
+        "all of bets' indexes": "(LIKE bets INCLUDING ALL)",
+    }
+    found: dict[str, float] = {}
+    conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(conninfo) as db:
+        for name, like in variants.items():
+            db.execute("DROP TABLE IF EXISTS floor_bets")
+            db.execute(f"CREATE TABLE floor_bets {like}")
+            if name == "primary key only":
+                db.execute("ALTER TABLE floor_bets ADD PRIMARY KEY (bet_id)")
+            db.commit()
+            before = postgres_cpu()
+            for p in prepared:
+                if p.whole.text:
+                    with db.cursor().copy("COPY floor_bets FROM STDIN") as copy:
+                        copy.write(p.whole.text)
+                db.commit()
+            found[name] = (postgres_cpu() - before) / rows * 1e6
+        db.execute("DROP TABLE floor_bets")
+        db.commit()
+    return found
+
+
+def main() -> int:
+    say(f"folding {BETS:,} bets ...")
+    out = committed(BETS)
+    cut = batches(out)
+    bets = out.count("settlements") + out.count("refunds")
+    messages = sum(len(b) for b in cut)
+    say(f"  {messages:,} messages, {len(cut)} batches")
+    say("reading them back from Kafka ...")
+    reading = asyncio.run(_read([raw for b in cut for _, raw, _ in b]))
+    decoding = encoding = writing = server = 0.0
+    with fresh_url("postgresql", ROOT / "test-output") as url:
+        engine = connect(url)
+        upgrade(engine)
+        store = Store(engine)
+        prepared: list[Prepared] = []
+        say("decoding, encoding and writing them ...")
+        for batch in cut:
+            changes = Changes()
+            began = time.process_time()
+            for source, raw, timestamp in batch:
+                changes.feed(source, raw, timestamp)
+            fed = time.process_time()
+            ready = store.prepare(changes)
+            made = time.process_time()
+            prepared.append(ready)
+            before = postgres_cpu()
+            writes = time.process_time()
+            store.write(ready, {})
+            writing += time.process_time() - writes
+            server += postgres_cpu() - before
+            decoding += fed - began
+            encoding += made - fed
+        with engine.connect() as db:
+            stored = db.execute(text("SELECT count(*) FROM bets")).scalar_one()
+        assert stored == bets, (stored, bets)
+        engine.dispose()
+        say("the floor: COPY alone ...")
+        floors = floor(url, prepared)
+    per = 1e6 / bets
+    print(f"bets: {bets:,} ({messages:,} messages, {len(cut)} batches of up to {BATCH:,})")
+    print("processor time per bet (µs):")
+    print(f"  reading (aiokafka, {messages / bets:.2f} records a bet): {reading * per:6.1f}")
+    print(f"  decoding (Changes.feed):                {decoding * per:6.1f}")
+    print(f"  encoding (Store.prepare, COPY text):    {encoding * per:6.1f}")
+    print(f"  writing (Store.write, this process):    {writing * per:6.1f}")
+    print(f"  PostgreSQL (the local server's processes): {server * per:6.1f}")
+    whole = sum(len(p.whole) for p in prepared)
+    print(f"the floor, PostgreSQL µs per row COPYed ({whole:,} whole rows):")
+    for name, figure in floors.items():
+        print(f"  {name + ':':<24}{figure:6.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
