@@ -170,7 +170,7 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_of(command: str) -> float:
+def cpu_of(command: str) -> float:
     """CPU seconds of every process of this name on the machine (a local server's backends)."""
     total = 0.0
     for entry in Path("/proc").iterdir():
@@ -232,7 +232,7 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
             now = time.monotonic()
             if first is None and done > 0:
                 first = (now, done)
-                cpu = (_cpu_s(proc.pid), _cpu_of("postgres"), _cpu_of("java"))
+                cpu = (_cpu_s(proc.pid), cpu_of("postgres"), cpu_of("java"))
             million = done // 1_000_000
             if million and million not in rss:
                 rss[million] = _rss_mib(proc.pid)
@@ -242,7 +242,7 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
             time.sleep(0.5)
         assert first is not None
         elapsed = time.monotonic() - first[0]
-        used = (_cpu_s(proc.pid), _cpu_of("postgres"), _cpu_of("java"))
+        used = (_cpu_s(proc.pid), cpu_of("postgres"), cpu_of("java"))
         per_bet = [
             (after - before) / (done - first[1]) * 1e6
             for before, after in zip(cpu, used, strict=True)

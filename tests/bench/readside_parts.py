@@ -47,22 +47,6 @@ def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def postgres_cpu() -> float:
-    """Processor seconds of this machine's postgres processes so far."""
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if (entry / "comm").read_text().strip() != "postgres":
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
-
-
 def committed(bets: int) -> Committed:
     readside.BETS = bets
     s = Settings()
@@ -143,13 +127,13 @@ def floor(url: str, prepared: list[Prepared]) -> dict[str, float]:
             if name == "primary key only":
                 db.execute("ALTER TABLE floor_bets ADD PRIMARY KEY (bet_id)")
             db.commit()
-            before = postgres_cpu()
+            before = readside.cpu_of("postgres")
             for p in prepared:
                 if p.whole.text:
                     with db.cursor().copy("COPY floor_bets FROM STDIN") as copy:
                         copy.write(p.whole.text)
                 db.commit()
-            found[name] = (postgres_cpu() - before) / rows * 1e6
+            found[name] = (readside.cpu_of("postgres") - before) / rows * 1e6
         db.execute("DROP TABLE floor_bets")
         db.commit()
     return found
@@ -180,11 +164,11 @@ def main() -> int:
             ready = store.prepare(changes)
             made = time.process_time()
             prepared.append(ready)
-            before = postgres_cpu()
+            before = readside.cpu_of("postgres")
             writes = time.process_time()
             store.write(ready, {})
             writing += time.process_time() - writes
-            server += postgres_cpu() - before
+            server += readside.cpu_of("postgres") - before
             decoding += fed - began
             encoding += made - fed
         with engine.connect() as db:
