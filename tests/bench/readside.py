@@ -170,17 +170,36 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_of(command: str) -> float:
-    """CPU seconds of every process of this name on the machine (a local server's backends)."""
-    total = 0.0
+def _by_pid(command: str) -> dict[int, float]:
+    """CPU seconds of every process of this name on the machine, by pid."""
+    found: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 if (entry / "comm").read_text().strip() == command:
-                    total += _cpu_s(int(entry.name))
+                    found[int(entry.name)] = _cpu_s(int(entry.name))
             except OSError:
                 continue  # gone meanwhile
-    return total
+    return found
+
+
+class Meter:
+    """CPU seconds used since it was made by the processes of one name (a local server's
+    backends, its autovacuum workers): each process from where it was first seen (0 for one
+    started since), up to its last sample, so that one which exits is not taken off. Sample
+    often: a process that comes and goes between two samples is missed."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.start = _by_pid(command)
+        self.last = dict(self.start)
+
+    def sample(self) -> None:
+        self.last.update(_by_pid(self.command))
+
+    def used(self) -> float:
+        self.sample()
+        return sum(seconds - self.start.get(pid, 0.0) for pid, seconds in self.last.items())
 
 
 class Progress:
@@ -224,6 +243,8 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
     proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector", LOGS, env)
     rss: dict[int, float] = {}
     first: tuple[float, int] | None = None
+    meters: tuple[Meter, ...] = ()
+    cpu = 0.0
     try:
         while True:
             if proc.poll() is not None:
@@ -232,7 +253,10 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
             now = time.monotonic()
             if first is None and done > 0:
                 first = (now, done)
-                cpu = (_cpu_s(proc.pid), cpu_of("postgres"), cpu_of("java"))
+                cpu = _cpu_s(proc.pid)
+                meters = (Meter("postgres"), Meter("java"))
+            for meter in meters:
+                meter.sample()
             million = done // 1_000_000
             if million and million not in rss:
                 rss[million] = _rss_mib(proc.pid)
@@ -242,11 +266,8 @@ def project(s: Settings, database: str, total: int) -> dict[str, Any]:
             time.sleep(0.5)
         assert first is not None
         elapsed = time.monotonic() - first[0]
-        used = (_cpu_s(proc.pid), cpu_of("postgres"), cpu_of("java"))
-        per_bet = [
-            (after - before) / (done - first[1]) * 1e6
-            for before, after in zip(cpu, used, strict=True)
-        ]
+        used = (_cpu_s(proc.pid) - cpu, *(meter.used() for meter in meters))
+        per_bet = [seconds / (done - first[1]) * 1e6 for seconds in used]
         return {
             "cpu_us": per_bet,
             "bets_per_s": (done - first[1]) / elapsed,

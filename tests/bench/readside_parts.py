@@ -90,6 +90,7 @@ async def _read(messages: list[bytes]) -> float:
         bootstrap_servers=BOOTSTRAP,
         isolation_level="read_committed",
         enable_auto_commit=False,
+        auto_offset_reset="earliest",
         max_partition_fetch_bytes=4 * 1024 * 1024,
         fetch_max_bytes=32 * 1024 * 1024,
     )
@@ -97,7 +98,7 @@ async def _read(messages: list[bytes]) -> float:
     try:
         parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
         consumer.assign(parts)
-        consumer.seek_to_beginning()
+        await consumer.seek_to_beginning(*parts)
         got, before = 0, time.process_time()
         while got < len(messages):
             for records in (await consumer.getmany(timeout_ms=1000, max_records=1000)).values():
@@ -127,13 +128,14 @@ def floor(url: str, prepared: list[Prepared]) -> dict[str, float]:
             if name == "primary key only":
                 db.execute("ALTER TABLE floor_bets ADD PRIMARY KEY (bet_id)")
             db.commit()
-            before = readside.cpu_of("postgres")
+            meter = readside.Meter("postgres")
             for p in prepared:
                 if p.whole.text:
                     with db.cursor().copy("COPY floor_bets FROM STDIN") as copy:
                         copy.write(p.whole.text)
                 db.commit()
-            found[name] = (readside.cpu_of("postgres") - before) / rows * 1e6
+                meter.sample()
+            found[name] = meter.used() / rows * 1e6
         db.execute("DROP TABLE floor_bets")
         db.commit()
     return found
@@ -148,12 +150,13 @@ def main() -> int:
     say(f"  {messages:,} messages, {len(cut)} batches")
     say("reading them back from Kafka ...")
     reading = asyncio.run(_read([raw for b in cut for _, raw, _ in b]))
-    decoding = encoding = writing = server = 0.0
+    decoding = encoding = writing = 0.0
     with fresh_url("postgresql", ROOT / "test-output") as url:
         engine = connect(url)
         upgrade(engine)
         store = Store(engine)
         prepared: list[Prepared] = []
+        meter = readside.Meter("postgres")
         say("decoding, encoding and writing them ...")
         for batch in cut:
             changes = Changes()
@@ -164,16 +167,16 @@ def main() -> int:
             ready = store.prepare(changes)
             made = time.process_time()
             prepared.append(ready)
-            before = readside.cpu_of("postgres")
             writes = time.process_time()
             store.write(ready, {})
             writing += time.process_time() - writes
-            server += readside.cpu_of("postgres") - before
+            meter.sample()
             decoding += fed - began
             encoding += made - fed
         with engine.connect() as db:
             stored = db.execute(text("SELECT count(*) FROM bets")).scalar_one()
         assert stored == bets, (stored, bets)
+        server = meter.used()
         engine.dispose()
         say("the floor: COPY alone ...")
         floors = floor(url, prepared)
