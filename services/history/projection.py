@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal, assert_never
@@ -72,8 +73,38 @@ class Changes:
         try:
             self._feed(source, raw, timestamp_ms)
         except (msgspec.DecodeError, Unreadable) as error:
-            self.counts[_UNREADABLE[source]] += 1
-            self.unreadable.append(f"{source}: {error}")
+            self._unreadable(source, error)
+
+    def feed_all(self, source: Source, records: Sequence[Any]) -> None:
+        """`feed` each of these Kafka records of a topic (their `value` and `timestamp`), in
+        order: the same changes, with the decoder and the step chosen once for them all."""
+        self.counts[_EVENTS[source]] += len(records)
+        match source:
+            case "settlements" | "refunds":
+                decode = (_SETTLEMENT if source == "settlements" else _REFUND).decode
+                decide = self._decision
+                for record in records:
+                    try:
+                        decide(decode(record.value), record.timestamp)
+                    except msgspec.DecodeError as error:
+                        self._unreadable(source, error)
+            case "accepted":
+                accept = self._accepted
+                for record in records:
+                    try:
+                        accept(record.value, record.timestamp)
+                    except (msgspec.DecodeError, Unreadable) as error:
+                        self._unreadable(source, error)
+            case _:
+                for record in records:
+                    try:
+                        self._feed(source, record.value, record.timestamp)
+                    except (msgspec.DecodeError, Unreadable) as error:
+                        self._unreadable(source, error)
+
+    def _unreadable(self, source: Source, error: Exception) -> None:
+        self.counts[_UNREADABLE[source]] += 1
+        self.unreadable.append(f"{source}: {error}")
 
     def _feed(self, source: Source, raw: bytes, timestamp_ms: int) -> None:
         match source:

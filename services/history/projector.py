@@ -265,16 +265,13 @@ class Projector:
 
     def _feed(self, changes: Changes, limit: float) -> int:
         """Feed every partition's waiting records up to `limit`, in offset order; how many."""
-        roles, feed, fed = self.roles, changes.feed, 0
+        fed = 0
         for tp, records in self.waiting.items():
             n = pacing.ready((record.timestamp for record in records), limit)
-            if not n:
-                continue
-            role = roles[tp.topic]
-            for record in records[:n]:
-                feed(role, record.value, record.timestamp)
-            del records[:n]
-            fed += n
+            if n:
+                changes.feed_all(self.roles[tp.topic], records[:n])
+                del records[:n]
+                fed += n
         return fed
 
     async def _position(self, consumer: AIOKafkaConsumer, tp: TopicPartition) -> int:

@@ -183,6 +183,37 @@ def test_a_message_that_does_not_decode_is_counted_and_skipped(engine: Engine) -
     assert settled == 1
 
 
+@given(st.integers(1, 400), st.randoms(use_true_random=False))
+@settings(max_examples=20, deadline=None)
+def test_records_fed_in_runs_make_the_same_changes_as_fed_one_by_one(
+    run: int, rng: random.Random
+) -> None:
+    """What the projector does (`feed_all` of each partition's records read) against `feed`."""
+    messages = [(source, raw, ts) for source, sent in COMMITTED.topics.items() for raw, ts in sent]
+    messages += [("settlements", b"{not json", 1), ("accepted", b'{"type": "round.x"}', 2)]
+    messages += [("refunds", b"[]", 3), ("table-stats", b"{", 4), ("adjustments", b"1", 5)]
+    rng.shuffle(messages)
+    one = Changes()
+    for source, raw, ts in messages:
+        one.feed(source, raw, ts)
+    runs = Changes()
+    start = 0
+    while start < len(messages):
+        source = messages[start][0]
+        end = start
+        while end < len(messages) and end - start < run and messages[end][0] == source:
+            end += 1
+        runs.feed_all(source, [Record(raw, ts) for _, raw, ts in messages[start:end]])
+        start = end
+    assert runs == one
+    assert len(runs.unreadable) == 5
+
+
+class Record(msgspec.Struct):
+    value: bytes
+    timestamp: int
+
+
 def test_the_migrations_create_exactly_the_tables_the_code_uses(engine: Engine) -> None:
     with engine.connect() as db:
         assert compare_metadata(MigrationContext.configure(db), metadata) == []
