@@ -12,10 +12,9 @@ incrementally, is loaded only when something has to be created or changed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO, TypeVar
 
@@ -289,20 +288,23 @@ class Cluster:
         found: list[dict[str, Any]] = response.to_object()["topics"]
         return found
 
-    async def configs(self, names: list[str]) -> dict[str, dict[str, str]]:
-        """Every configuration key's current value of each of these topics, as every broker
-        reports it. Each broker applies an altered configuration when it reads the metadata log,
-        so for a moment after an alteration they may differ: this waits (up to SETTLE seconds)
-        until the brokers that answer agree, so that a run never reports "nothing changed"
-        because it asked the one broker that had not caught up yet."""
+    async def configs(self, names: list[str], keys: Collection[str]) -> dict[str, dict[str, str]]:
+        """The current value of each of these configuration keys of each of these topics, as
+        every broker reports it. Each broker applies an altered configuration when it reads the
+        metadata log, so for a moment after an alteration they may differ: this waits (up to
+        SETTLE seconds) until the brokers that answer agree on these keys, so that a run never
+        reports "nothing changed" because it asked the one broker that had not caught up yet.
+        (Only these keys: a key left at a broker's own default may differ between brokers.)"""
         deadline = time.monotonic() + SETTLE
         while True:
-            answers = await self._every_broker(names)
+            answers = await self._every_broker(names, keys)
             if all(answer == answers[0] for answer in answers) or time.monotonic() > deadline:
                 return answers[0]
             await asyncio.sleep(0.1)
 
-    async def _every_broker(self, names: list[str]) -> list[dict[str, dict[str, str]]]:
+    async def _every_broker(
+        self, names: list[str], keys: Collection[str]
+    ) -> list[dict[str, dict[str, str]]]:
         request = DescribeConfigsRequest([(TOPIC_RESOURCE, name, None) for name in names])
         nodes = sorted(broker.nodeId for broker in self._client.cluster.brokers())
         answers: list[dict[str, dict[str, str]]] = []
@@ -313,21 +315,23 @@ class Cluster:
             except KafkaError as error:  # a broker going away: the others answer for it
                 failure = error
                 continue
-            answers.append(_configs(response.to_object()))
+            answers.append(_configs(response.to_object(), keys))
         if not answers:
             assert failure is not None
             raise failure
         return answers
 
 
-def _configs(response: dict[str, Any]) -> dict[str, dict[str, str]]:
+def _configs(response: dict[str, Any], keys: Collection[str]) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for resource in response["resources"]:
         if resource["error_code"]:
             error = for_code(resource["error_code"])
             raise error(f"{resource['resource_name']}: {resource['error_message']}")
         found[resource["resource_name"]] = {
-            entry["config_names"]: entry["config_value"] for entry in resource["config_entries"]
+            entry["config_names"]: entry["config_value"]
+            for entry in resource["config_entries"]
+            if entry["config_names"] in keys
         }
     return found
 
@@ -346,12 +350,13 @@ async def _ensure(cluster: Cluster, settings: Settings, out: TextIO) -> list[str
             principal=who,
         )
     missing = [p for p in wanted if p.name not in _layout(topics)[0]]
-    if missing:
-        await asyncio.to_thread(_create, settings, missing)
+    made = await asyncio.to_thread(_create, settings, missing) if missing else set()
     for p in missing:
-        print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
-    created = {p.name for p in missing}
-    existing = await _existing(cluster, wanted)
+        if p.name in made:
+            print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
+    # Every planned topic exists now; one just made (by us or by hand) may not be in a broker's
+    # metadata for a moment yet, and must be reconciled, not skipped.
+    existing = await _existing(cluster, wanted, every=True)
     verdict = reconcile(settings, wanted, existing)  # a topic created meanwhile too
     refused = await asyncio.to_thread(_apply, settings, verdict.changes) if verdict.changes else {}
     done = [c for c in verdict.changes if c.topic not in refused]
@@ -366,14 +371,14 @@ async def _ensure(cluster: Cluster, settings: Settings, out: TextIO) -> list[str
             file=out,
         )
     for name in verdict.right:
-        if name in created:
+        if name in made:
             continue
         print(f"ok      {name}: {existing[name].partitions} partitions, as planned", file=out)
     for line in verdict.cannot:
         print(f"cannot fix {line}", file=out)
     for problem in verdict.problems:
         print(f"problem {problem}", file=out)
-    if not missing and not done:
+    if not made and not done:
         fits = not (refused or verdict.cannot or verdict.problems)
         print(
             "nothing changed: every topic exists with its planned configuration"
@@ -391,25 +396,36 @@ def _admin(settings: Settings) -> Any:
     return KafkaAdminClient(**clients.kafka_python(settings), client_id="croupier-topics")
 
 
-def _create(settings: Settings, missing: list[Plan]) -> None:
+def _create(settings: Settings, missing: list[Plan]) -> set[str]:
+    """Create the missing topics; the names of those this call created (one another process or
+    an operator made meanwhile is not)."""
     from kafka.admin import NewTopic
     from kafka.errors import KafkaError as ClientError  # type: ignore[import-untyped]
-    from kafka.errors import TopicAlreadyExistsError
+    from kafka.errors import NoError, TopicAlreadyExistsError
+    from kafka.errors import for_code as for_client_code
 
     admin = _admin(settings)
     try:
-        with contextlib.suppress(TopicAlreadyExistsError):  # another process was first
-            admin.create_topics(
-                [
-                    NewTopic(
-                        name=p.name,
-                        num_partitions=p.partitions,
-                        replication_factor=settings.replication_factor,
-                        topic_configs=p.config,
-                    )
-                    for p in missing
-                ]
-            )
+        result = admin.create_topics(
+            [
+                NewTopic(
+                    name=p.name,
+                    num_partitions=p.partitions,
+                    replication_factor=settings.replication_factor,
+                    topic_configs=p.config,
+                )
+                for p in missing
+            ],
+            raise_errors=False,
+        )
+        made: set[str] = set()
+        for topic in result["topics"]:
+            error = for_client_code(topic["error_code"])
+            if error is NoError:
+                made.add(topic["name"])
+            elif error is not TopicAlreadyExistsError:  # another process, or a hand, was first
+                raise error(f"{topic['name']}: {topic.get('error_message')}")
+        return made
     except ClientError as error:
         denied = explain(
             error,
@@ -436,13 +452,22 @@ def _unauthorized(topics: list[dict[str, Any]]) -> list[str]:
     )
 
 
-async def _existing(cluster: Cluster, wanted: list[Plan]) -> dict[str, Existing]:
-    """Partitions and the current value of every planned key of each planned topic that exists."""
-    counts, replicas = _layout(await cluster.topics([p.name for p in wanted]))
+async def _existing(
+    cluster: Cluster, wanted: list[Plan], every: bool = False
+) -> dict[str, Existing]:
+    """Partitions and the current value of every planned key of each planned topic that exists;
+    with `every`, waiting (up to SETTLE seconds) until the brokers' metadata shows them all."""
+    deadline = time.monotonic() + SETTLE
+    while True:
+        counts, replicas = _layout(await cluster.topics([p.name for p in wanted]))
+        if not every or len(counts) == len(wanted) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
     present = [p for p in wanted if p.name in counts]
     if not present:
         return {}
-    described = await cluster.configs([p.name for p in present])
+    keys = {key for p in present for key in p.config}
+    described = await cluster.configs([p.name for p in present], keys)
     found: dict[str, Existing] = {}
     for p in present:
         config = described.get(p.name, {})

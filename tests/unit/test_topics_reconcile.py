@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
+from services import topics
+from services.security.denied import AccessDenied
 from services.settings import Settings
 from services.topics import Change, Existing, plan, reconcile
 
@@ -140,3 +144,43 @@ def test_a_topic_with_fewer_replicas_than_planned_is_reported_with_what_to_do() 
 def test_more_in_sync_replicas_than_replicas_is_refused_at_start() -> None:
     with pytest.raises(ValidationError, match="CROUPIER_MIN_INSYNC_REPLICAS to at most"):
         Settings(replication_factor=2, min_insync_replicas=3)
+
+
+class _Admin:
+    """kafka-python's admin client as `_create` uses it, answering each topic with a code."""
+
+    def __init__(self, codes: dict[str, int]) -> None:
+        self.codes = codes
+
+    def create_topics(self, topics: list[Any], raise_errors: bool) -> dict[str, Any]:
+        assert raise_errors is False
+        return {
+            "topics": [
+                {"name": t.name, "error_code": self.codes.get(t.name, 0), "error_message": None}
+                for t in topics
+            ]
+        }
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_topic_another_made_meanwhile_is_not_reported_as_created(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wanted = plan(SETTINGS)[:3]
+    already = wanted[1].name
+    monkeypatch.setattr(topics, "_admin", lambda _: _Admin({already: 36}))  # TOPIC_ALREADY_EXISTS
+    assert topics._create(SETTINGS, wanted) == {wanted[0].name, wanted[2].name}
+
+
+def test_a_creation_the_brokers_refuse_says_who_lacks_which_permission(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wanted = plan(SETTINGS)[:2]
+    refused = {wanted[0].name: 29}  # TOPIC_AUTHORIZATION_FAILED
+    monkeypatch.setattr(topics, "_admin", lambda _: _Admin(refused))
+    with pytest.raises(AccessDenied) as denied:
+        topics._create(SETTINGS, wanted)
+    assert "refused Create" in str(denied.value)
+    assert "croupier topics` with the admin's settings" in str(denied.value)
