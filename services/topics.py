@@ -355,8 +355,8 @@ async def _ensure(cluster: Cluster, settings: Settings, out: TextIO) -> list[str
         if p.name in made:
             print(f"created {p.name}: {p.partitions} partitions {p.config}", file=out)
     # Every planned topic exists now; one just made (by us or by hand) may not be in a broker's
-    # metadata for a moment yet, and must be reconciled, not skipped.
-    existing = await _existing(cluster, wanted, every=True)
+    # metadata for a moment yet, and must be reconciled, not skipped: read it again then.
+    existing = await _existing(cluster, wanted, None if missing else topics)
     verdict = reconcile(settings, wanted, existing)  # a topic created meanwhile too
     refused = await asyncio.to_thread(_apply, settings, verdict.changes) if verdict.changes else {}
     done = [c for c in verdict.changes if c.topic not in refused]
@@ -453,16 +453,18 @@ def _unauthorized(topics: list[dict[str, Any]]) -> list[str]:
 
 
 async def _existing(
-    cluster: Cluster, wanted: list[Plan], every: bool = False
+    cluster: Cluster, wanted: list[Plan], topics: list[dict[str, Any]] | None = None
 ) -> dict[str, Existing]:
-    """Partitions and the current value of every planned key of each planned topic that exists;
-    with `every`, waiting (up to SETTLE seconds) until the brokers' metadata shows them all."""
+    """Partitions and the current value of every planned key of each planned topic that exists.
+    The topics' metadata is `topics` when already read, else read now, waiting (up to SETTLE
+    seconds) until the brokers' metadata shows every planned topic."""
     deadline = time.monotonic() + SETTLE
-    while True:
-        counts, replicas = _layout(await cluster.topics([p.name for p in wanted]))
-        if not every or len(counts) == len(wanted) or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.1)
+    while topics is None:
+        topics = await cluster.topics([p.name for p in wanted])
+        if len(_layout(topics)[0]) < len(wanted) and time.monotonic() < deadline:
+            topics = None
+            await asyncio.sleep(0.1)
+    counts, replicas = _layout(topics)
     present = [p for p in wanted if p.name in counts]
     if not present:
         return {}
