@@ -266,7 +266,10 @@ class Engine:
             if stats is not None:
                 messages.append(self._message(stats, table_id.encode(), p))
         task.fold.boards_changed.clear()
-        messages.extend(self._journal(task, {**task.positions, **offsets}))
+        # The accepted inputs go first: a bet's placement then never bears a later Kafka
+        # timestamp than its decision, so the read side, which ends its batches at one instant,
+        # reads the two in one batch or the placement first.
+        messages[:0] = self._journal(task, {**task.positions, **offsets})
         folded = time.monotonic()
         try:
             sent, ends = await self._transaction(task, messages, offsets)
