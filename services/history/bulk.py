@@ -17,7 +17,7 @@ from typing import Any, Final, cast
 import psycopg
 from psycopg._copy_base import format_row_text  # psycopg's own COPY text encoder (C)
 from psycopg.adapt import Transformer
-from sqlalchemy import BigInteger, Column, Connection, MetaData, Table, Text, delete
+from sqlalchemy import BigInteger, Column, Connection, MetaData, Table, delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.schema import CreateTable
 
@@ -40,7 +40,7 @@ def _staging(name: str, *columns: Column[Any]) -> Table:
 
 STAGE_BETS: Final = _staging("stage_bets", *(Column(c.name, c.type) for c in schema.bets.columns))
 STAGE_PLAYERS: Final = _staging(
-    "stage_players", Column("player_id", Text), Column("bets", BigInteger)
+    "stage_players", Column("player_id", schema.Id), Column("bets", BigInteger)
 )
 
 
@@ -73,14 +73,30 @@ _TEXT: Final = Transformer()
 """Dumps str, int and None as COPY's text format wants them (no connection needed)."""
 
 
+class Encoding:
+    """Rows encoded as they are added, for one COPY (on PostgreSQL: their COPY text)."""
+
+    def __init__(self, dialect: str) -> None:
+        self.rows: list[Sequence[Any]] = []
+        self.text = bytearray() if dialect == "postgresql" else None
+
+    def add(self, rows: Sequence[Sequence[Any]]) -> None:
+        self.rows.extend(rows)
+        if self.text is not None:
+            out = self.text
+            for row in rows:
+                format_row_text(row, _TEXT, out)
+
+    def done(self) -> Encoded:
+        text = self.text
+        return Encoded(self.rows, bytes(text) if text is not None and self.rows else None)
+
+
 def encoded(dialect: str, rows: Sequence[Sequence[Any]]) -> Encoded:
     """The rows, with their COPY text when the database is PostgreSQL."""
-    if dialect != "postgresql" or not rows:
-        return Encoded(rows)
-    out = bytearray()
-    for row in rows:
-        format_row_text(row, _TEXT, out)
-    return Encoded(rows, bytes(out))
+    encoding = Encoding(dialect)
+    encoding.add(rows)
+    return encoding.done()
 
 
 def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Encoded) -> None:

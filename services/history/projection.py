@@ -19,8 +19,8 @@ from typing import Any, Final, Literal, assert_never
 
 import msgspec
 
-from schemas.codec import Invalid, decode_event
-from schemas.events import BetPlaced, RoundEvent
+from schemas.codec import Invalid, decode_event, read_event
+from schemas.events import AnyEvent, BetPlaced, RoundEvent
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 from services.history.tally import LATENCY, LATENCY_BUCKETS_MS
 from services.history.views import micros, parse_micros
@@ -60,11 +60,18 @@ class Changes:
 
     placements: dict[str, BetRow] = field(default_factory=dict)
     decisions: dict[str, BetRow] = field(default_factory=dict)
+    whole: list[BetRow] = field(default_factory=list)
+    """The rows of the bets whose placement and decision are both in this batch, in the order
+    they became whole (each once): final as soon as made, so they can be encoded while the
+    batch is still being read."""
     adjustments: dict[str, Row] = field(default_factory=dict)
     round_events: list[tuple[RoundEvent, int]] = field(default_factory=list)
     boards: dict[str, TableStats] = field(default_factory=dict)
     raw_boards: dict[str, bytes] = field(default_factory=dict)
     counts: Counter[CounterKey] = field(default_factory=Counter)
+    decided: Counter[tuple[str, bool, int]] = field(default_factory=Counter)
+    """The decisions by outcome (a result or a refund's reason), kind (settlement or not) and
+    milliseconds waited: few distinct, each counted once here rather than in four counters."""
     unreadable: list[str] = field(default_factory=list)
 
     def feed(self, source: Source, raw: bytes, timestamp_ms: int = 0) -> None:
@@ -131,39 +138,56 @@ class Changes:
                 assert_never(source)
 
     def _accepted(self, raw: bytes, timestamp_ms: int) -> None:
-        _, event = decode_event(raw)
+        try:
+            event: AnyEvent | Invalid = read_event(raw)
+        except (msgspec.DecodeError, RecursionError):
+            _, event = decode_event(raw)  # the slow path names what is wrong
         match event:
+            case BetPlaced(bet_id=bet_id):
+                if bet_id not in self.placements:
+                    row = self.placements[bet_id] = placement(event)
+                    decision = self.decisions.get(bet_id)
+                    if decision is not None:
+                        self.whole.append(merged(row, decision))
             case Invalid(reason=reason, detail=detail):
                 raise Unreadable(f"{reason}: {detail}")
-            case BetPlaced():
-                if event.bet_id not in self.placements:
-                    self.placements[event.bet_id] = placement(event)
             case _:
                 self.round_events.append((event, timestamp_ms))
 
     def _decision(self, decision: Settlement | Refund, timestamp_ms: int) -> None:
-        if decision.bet_id in self.decisions:
+        bet_id = decision.bet_id
+        if bet_id in self.decisions:
             return
         at = micros_of(decision.at)
-        self.decisions[decision.bet_id] = decided(decision, timestamp_ms, at)
-        counts = self.counts
-        counts[_decision_key(decision)] += 1
+        placed = self.placements.get(bet_id)
+        if placed is None:
+            self.decisions[bet_id] = decided(decision, timestamp_ms, at)
+        else:  # the whole row at once (it also stands for the decision)
+            row = self.decisions[bet_id] = decided(decision, timestamp_ms, at, placed)
+            self.whole.append(row)
         # From the table's `at` of the round event that decided the bet (copied into the
         # decision) to the decision's commit (its Kafka timestamp); a clock behind reads 0.
+        # Counted by outcome and wait, turned into the metrics' counters by `totals`.
         waited = max(0, timestamp_ms - at // 1000)
-        counts[_BUCKETS[bisect_left(LATENCY_BUCKETS_MS, waited)]] += 1
-        counts[_LATENCY_SUM] += waited
-        counts[_LATENCY_COUNT] += 1
+        if isinstance(decision, Settlement):
+            self.decided[(decision.result, True, waited)] += 1
+        else:
+            self.decided[(decision.reason, False, waited)] += 1
+
+    def totals(self) -> Counter[CounterKey]:
+        """Every counter this batch adds: `counts`, and the decisions' by outcome and latency."""
+        counts = Counter(self.counts)
+        for (outcome, settled, waited), n in self.decided.items():
+            kind = "settlement" if settled else "refund"
+            counts[_decision_key(kind, outcome)] += n
+            counts[_BUCKETS[bisect_left(LATENCY_BUCKETS_MS, waited)]] += n
+            counts[_LATENCY_SUM] += waited * n
+            counts[_LATENCY_COUNT] += n
+        return counts
 
 
-def _decision_key(decision: Settlement | Refund) -> CounterKey:
+def _decision_key(kind: str, outcome: str) -> CounterKey:
     """The decisions counter of a settlement's result or a refund's reason."""
-    outcome: str
-    match decision:
-        case Settlement(result=result):
-            kind, outcome = "settlement", result
-        case Refund(reason=reason):
-            kind, outcome = "refund", reason
     key = _DECISION_KEYS.get((kind, outcome))
     if key is None:
         key = _DECISION_KEYS[(kind, outcome)] = (
@@ -259,26 +283,37 @@ def placement(bet: BetPlaced) -> BetRow:
     )
 
 
-def decided(decision: Settlement | Refund, timestamp_ms: int, at: int | None = None) -> BetRow:
+def decided(
+    decision: Settlement | Refund,
+    timestamp_ms: int,
+    at: int | None = None,
+    placed: BetRow | None = None,
+) -> BetRow:
     """A bet's row as its committed decision says (BET_COLUMNS; what a bet read later does not
-    overwrite); `at` is `micros_of(decision.at)` when the caller has it."""
-    head = (
-        decision.bet_id,
-        decision.player_id,
-        decision.table_id,
-        decision.round_id,
-        micros_of(decision.at) if at is None else at,
-        0,
-    )
+    overwrite); `at` is `micros_of(decision.at)` when the caller has it. Given the row of the
+    bet's placement, the whole row: `merged(placed, decided(decision, ...))`, made at once."""
+    if placed is not None:
+        head = (
+            decision.bet_id,
+            decision.player_id,
+            decision.table_id,
+            decision.round_id,
+            *placed[_PLACED_FROM:_PLACED_TO],
+        )
+    else:
+        head = (
+            decision.bet_id,
+            decision.player_id,
+            decision.table_id,
+            decision.round_id,
+            micros_of(decision.at) if at is None else at,
+            0,
+            *_DECIDED_PLACED[type(decision)](decision),
+        )
     match decision:
         case Settlement():
             return (
                 *head,
-                decision.kind,
-                _pick(decision.pick),
-                decision.stake,
-                decision.currency,
-                None,
                 "settled",
                 decision.game,
                 decision.result,
@@ -293,11 +328,6 @@ def decided(decision: Settlement | Refund, timestamp_ms: int, at: int | None = N
         case Refund():
             return (
                 *head,
-                None,
-                None,
-                decision.amount,
-                decision.currency,
-                None,
                 "refunded",
                 None,
                 None,
@@ -311,13 +341,25 @@ def decided(decision: Settlement | Refund, timestamp_ms: int, at: int | None = N
             )
 
 
+def _settlement_placed(decision: Settlement) -> tuple[Any, ...]:
+    """The PLACED columns after sort_micros and seq, as a settlement alone tells them."""
+    return (decision.kind, _pick(decision.pick), decision.stake, decision.currency, None)
+
+
+def _refund_placed(decision: Refund) -> tuple[Any, ...]:
+    return (None, None, decision.amount, decision.currency, None)
+
+
+_DECIDED_PLACED: Final[dict[type, Any]] = {
+    Settlement: _settlement_placed,
+    Refund: _refund_placed,
+}
+
+
 def merged(placed: BetRow, decision: BetRow) -> BetRow:
     """The row of a bet whose bet.placed and decision are in one batch: the decision's, with
-    the placement's PLACED columns."""
-    row = list(decision)
-    for n in _PLACED_AT:
-        row[n] = placed[n]
-    return tuple(row)
+    the placement's PLACED columns (which sit together in BET_COLUMNS)."""
+    return decision[:_PLACED_FROM] + placed[_PLACED_FROM:_PLACED_TO] + decision[_PLACED_TO:]
 
 
 _PICKS: dict[tuple[Any, ...], str] = {}
@@ -325,7 +367,7 @@ _PICKS: dict[tuple[Any, ...], str] = {}
 
 def _pick(pick: Any) -> str:
     """A pick as JSON text; the few distinct picks rendered once."""
-    key = tuple(pick)
+    key = pick if type(pick) is tuple else tuple(pick)
     found = _PICKS.get(key)
     if found is None:
         if len(_PICKS) >= 4096:
@@ -389,7 +431,9 @@ BetRow = tuple[Any, ...]
 """A bet's row: a value for each of BET_COLUMNS."""
 PLACED: Final = ("sort_micros", "seq", "kind", "pick", "stake", "currency", "placed_at")
 """The columns a bet.placed sets on a row its decision created first."""
-_PLACED_AT: Final = tuple(BET_COLUMNS.index(name) for name in PLACED)
+_PLACED_FROM: Final = BET_COLUMNS.index(PLACED[0])
+_PLACED_TO: Final = _PLACED_FROM + len(PLACED)
+assert BET_COLUMNS[_PLACED_FROM:_PLACED_TO] == PLACED, "merged() takes PLACED as one slice"
 DECIDED: Final = (
     "status",
     "game",

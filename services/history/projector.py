@@ -172,10 +172,10 @@ class Projector:
             while not self.stopping.is_set():
                 # The next batch is read while the database writes the one before (two cores
                 # busy, not one after the other); it starts from where that one ends.
-                changes, count = await self._gather(consumer, writing)
-                # Its rows encoded here too, still beside the write before (the writing thread
-                # then only ships them: the database's work is the one left in line).
-                batch = self.store.prepare(changes)
+                # Its rows are encoded as they become whole, still beside the write before (the
+                # writing thread then only ships them: the database's work is the one left in
+                # line, and waits for no encoding when the write before ends).
+                batch, count = await self._gather(consumer, writing)
                 moves: dict[Position, tuple[int, int]] = {}
                 for tp in partitions:
                     key = (tp.topic, tp.partition)
@@ -223,12 +223,13 @@ class Projector:
 
     async def _gather(
         self, consumer: AIOKafkaConsumer, writing: asyncio.Future[bool] | None
-    ) -> tuple[Changes, int]:
+    ) -> tuple[Prepared, int]:
         """The next batch: what arrives within 100 ms, and for as long as the batch before is
         still being written, up to max_records (a transaction costs a commit and a dozen
         statements whatever its size); read in step across partitions by timestamp, and fed only
         up to the bound of the partitions behind (pacing): the rest waits for the next batch."""
         changes = Changes()
+        preparing = self.store.preparing(changes)
         clocks, waiting = self.clocks, self.waiting
         count = 0
         gathering = time.monotonic() + 0.1
@@ -257,11 +258,12 @@ class Projector:
                     clocks[tp] = max(latest, clocks[tp] or latest)
             fed = self._feed(changes, pacing.bound(clocks, await self._idle(consumer)))
             count += fed
+            preparing.take()
             # Nothing came from the partitions behind: read from all before deciding again.
             everything = not batch and len(chosen) < len(clocks)
             if not batch and not fed and not busy and not everything:
                 break
-        return changes, count
+        return preparing.done(), count
 
     def _feed(self, changes: Changes, limit: float) -> int:
         """Feed every partition's waiting records up to `limit`, in offset order; how many."""

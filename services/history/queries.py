@@ -68,7 +68,10 @@ class Reads:
             .limit(limit + 1)
         )
         if after is not None:
-            query = query.where(tuple_(*_ORDER) < tuple_(*map(literal, after)))
+            # The bound on the leading key is implied, and lets SQLite seek the index too.
+            query = query.where(
+                _B.c.sort_micros <= after[0], tuple_(*_ORDER) < tuple_(*map(literal, after))
+            )
         elif offset:
             query = query.offset(offset)
         with self.engine.connect() as db:

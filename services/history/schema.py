@@ -10,8 +10,14 @@ from __future__ import annotations
 from typing import Final
 
 from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text
+from sqlalchemy.dialects import postgresql
 
 metadata: Final = MetaData()
+
+Id: Final = Text().with_variant(postgresql.TEXT(collation="C"), "postgresql")
+"""An id (bet, player, table, round, adjustment): compared as bytes, as SQLite compares text, on
+any PostgreSQL server whatever its locale; so pages come in the same order from both, and the
+indexes on ids cost a third less to fill than under a libc locale (migration 0005)."""
 
 positions: Final = Table(
     "positions",
@@ -25,10 +31,10 @@ positions: Final = Table(
 bets: Final = Table(
     "bets",
     metadata,
-    Column("bet_id", Text, primary_key=True),
-    Column("player_id", Text, nullable=False),
-    Column("table_id", Text, nullable=False),
-    Column("round_id", Text, nullable=False),
+    Column("bet_id", Id, primary_key=True),
+    Column("player_id", Id, nullable=False),
+    Column("table_id", Id, nullable=False),
+    Column("round_id", Id, nullable=False),
     Column("sort_micros", BigInteger, nullable=False),
     Column("seq", Integer),
     Column("kind", Text),
@@ -48,24 +54,20 @@ bets: Final = Table(
     Column("decided_ts", BigInteger),
     comment="every confirmed bet: its bet.placed (accepted topic) and its committed decision",
 )  # PostgreSQL: fillfactor 70 (migration 0002), room for the decision's in-place update
-Index(
-    "bets_history",
-    bets.c.player_id,
-    bets.c.sort_micros,
-    bets.c.table_id,
-    bets.c.round_id,
-    bets.c.seq,
-    bets.c.bet_id,
-)
-Index("bets_round", bets.c.table_id, bets.c.round_id, bets.c.seq, bets.c.bet_id)
+# A history page is read in the order (sort_micros, table_id, round_id, seq, bet_id) and a recall
+# in (seq, bet_id): the indexes carry the leading keys only, and the database orders the few
+# rows that tie on them (PostgreSQL's incremental sort, SQLite's sort of the right part). Every
+# key an index carries is paid for at every bet written (migration 0005).
+Index("bets_history", bets.c.player_id, bets.c.sort_micros)
+Index("bets_round", bets.c.table_id, bets.c.round_id, bets.c.seq)
 adjustments: Final = Table(
     "adjustments",
     metadata,
-    Column("adjustment_id", Text, primary_key=True),
-    Column("bet_id", Text, nullable=False),
-    Column("player_id", Text, nullable=False),
-    Column("table_id", Text, nullable=False),
-    Column("round_id", Text, nullable=False),
+    Column("adjustment_id", Id, primary_key=True),
+    Column("bet_id", Id, nullable=False),
+    Column("player_id", Id, nullable=False),
+    Column("table_id", Id, nullable=False),
+    Column("round_id", Id, nullable=False),
     Column("currency", Text, nullable=False),
     Column("n", Integer, nullable=False),
     Column("cause", Text, nullable=False),
@@ -86,8 +88,8 @@ Index("adjustments_round", adjustments.c.table_id, adjustments.c.round_id)
 rounds: Final = Table(
     "rounds",
     metadata,
-    Column("table_id", Text, primary_key=True),
-    Column("round_id", Text, primary_key=True),
+    Column("table_id", Id, primary_key=True),
+    Column("round_id", Id, primary_key=True),
     Column("game", Text),
     Column("phase", Text, nullable=False),
     Column("suspensions", Integer, nullable=False),
@@ -104,8 +106,8 @@ rounds: Final = Table(
 steps: Final = Table(
     "steps",
     metadata,
-    Column("table_id", Text, primary_key=True),
-    Column("round_id", Text, primary_key=True),
+    Column("table_id", Id, primary_key=True),
+    Column("round_id", Id, primary_key=True),
     Column("n", Integer, primary_key=True),
     Column("step", Text, nullable=False),
     comment="a round's timeline: its accepted events in table order, as JSON",
@@ -114,7 +116,7 @@ steps: Final = Table(
 tables: Final = Table(
     "tables",
     metadata,
-    Column("table_id", Text, primary_key=True),
+    Column("table_id", Id, primary_key=True),
     Column("game", Text),
     Column("stats", Text),
     comment="every table: its game and its last table_stats record, verbatim",
@@ -123,7 +125,7 @@ tables: Final = Table(
 players: Final = Table(
     "players",
     metadata,
-    Column("player_id", Text, primary_key=True),
+    Column("player_id", Id, primary_key=True),
     Column("bets", BigInteger, nullable=False, server_default="0"),
     comment="every player a bet or decision names (counted by /health)",
 )

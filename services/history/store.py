@@ -45,7 +45,6 @@ from services.history.projection import (
     CounterKey,
     Row,
     json_text,
-    merged,
 )
 from services.history.views import Round
 
@@ -104,8 +103,42 @@ class Prepared:
     changes: Changes
     whole: bulk.Encoded
     """Bets placed and decided in this batch: new rows, loaded as they are."""
+    placed: bulk.Encoded
+    """Bets placed in this batch and decided in a later one: new rows too, pending."""
     parts: bulk.Encoded
-    """Placements and decisions of bets whose other half is in another batch: merged."""
+    """Decisions of bets placed in an earlier batch: merged into their rows."""
+
+
+class Preparing:
+    """A batch made ready as it is fed: `take` encodes the rows made whole since it last ran
+    (final once made), `done` the halves left when the batch ends, whose other half is in
+    another batch: the bets placed and not decided yet, and the decisions of bets placed
+    before."""
+
+    def __init__(self, dialect: str, changes: Changes) -> None:
+        self.dialect = dialect
+        self.changes = changes
+        self.whole = bulk.Encoding(dialect)
+        self.taken = 0
+
+    def take(self) -> None:
+        rows = self.changes.whole
+        if len(rows) > self.taken:
+            self.whole.add(rows[self.taken :])
+            self.taken = len(rows)
+
+    def done(self) -> Prepared:
+        self.take()
+        changes = self.changes
+        placements, decisions = changes.placements, changes.decisions
+        placed = [row for bet_id, row in placements.items() if bet_id not in decisions]
+        parts = [row for bet_id, row in decisions.items() if bet_id not in placements]
+        return Prepared(
+            changes,
+            self.whole.done(),
+            bulk.encoded(self.dialect, placed),
+            bulk.encoded(self.dialect, parts),
+        )
 
 
 class Store:
@@ -131,19 +164,14 @@ class Store:
                 db.execute(self.insert(schema.positions).on_conflict_do_nothing(), fresh)
         return self.positions()
 
+    def preparing(self, changes: Changes) -> Preparing:
+        """A batch's rows encoded while it is still being fed (`Preparing.take`)."""
+        return Preparing(self.engine.dialect.name, changes)
+
     def prepare(self, changes: Changes) -> Prepared:
         """What of a batch can be made ready outside its transaction: its bets' rows, encoded for
         the database; a bet read with its decision in one batch is one whole row."""
-        placements, decisions = changes.placements, changes.decisions
-        whole = [
-            merged(placed, decisions[bet_id])
-            for bet_id, placed in placements.items()
-            if bet_id in decisions
-        ]
-        parts = [placed for bet_id, placed in placements.items() if bet_id not in decisions]
-        parts += [row for bet_id, row in decisions.items() if bet_id not in placements]
-        dialect = self.engine.dialect.name
-        return Prepared(changes, bulk.encoded(dialect, whole), bulk.encoded(dialect, parts))
+        return self.preparing(changes).done()
 
     def write(self, batch: Changes | Prepared, moves: dict[Position, tuple[int, int]]) -> None:
         """Apply one batch and move its positions, in one transaction; Conflict if raced."""
@@ -182,7 +210,7 @@ class Store:
                     f"(e.g. {topic}[{p}] from {old}) are no longer where it started: another "
                     "projector ran"
                 )
-        counts = Counter(changes.counts)
+        counts = changes.totals()
         _Batch(db, self.insert, counts).apply(batch)
         self._count(db, counts)
 
@@ -263,24 +291,50 @@ class _Batch:
         return found
 
     def _bets(self, batch: Prepared) -> Counter[str]:
-        """Write the bets: the whole ones loaded straight into the table, the halves merged into
-        their rows in one statement; the new rows of each player."""
+        """Write the bets: the new rows (whole, or placed and pending) loaded straight into the
+        table, the decisions of bets placed before merged into their rows in one statement;
+        the new rows of each player."""
         fresh: Counter[str] = Counter()
-        parts = batch.parts
-        if len(batch.whole) and self.db.dialect.name != "postgresql":
-            parts = bulk.Encoded([*batch.whole.rows, *parts.rows])  # SQLite merges them all
-        elif len(batch.whole):
-            try:
-                with self.db.begin_nested():
-                    bulk.copy_rows(self.db, schema.bets, batch.whole)
-                fresh.update(row[1] for row in batch.whole.rows)
-            except (IntegrityError, psycopg.errors.UniqueViolation):
-                # A bet already there (one id on two tables, say): merged like the halves.
-                rows = [*batch.whole.rows, *parts.rows]
-                parts = bulk.encoded(self.db.dialect.name, rows)
-        if len(parts):
-            self._merge(parts, fresh)
+        if self.db.dialect.name != "postgresql":  # SQLite merges them all
+            every = [*batch.whole.rows, *batch.placed.rows, *batch.parts.rows]
+            if every:
+                self._merge(bulk.Encoded(every), fresh)
+            return fresh
+        merging = [batch.parts] if len(batch.parts) else []
+        placed = batch.placed
+        there = self._there([row[0] for row in placed.rows])
+        if there:  # decided in a batch before (its decision read first): merged into that row
+            merging.append(bulk.Encoded([row for row in placed.rows if row[0] in there]))
+            placed = bulk.encoded("postgresql", [r for r in placed.rows if r[0] not in there])
+        for new in (batch.whole, placed):
+            if len(new) and self._copied(new):
+                fresh.update(row[1] for row in new.rows)
+                if new is placed:
+                    self.counts[("croupier_read_pending", "")] += len(new)
+            elif len(new):
+                merging.append(new)
+        if len(merging) == 1:
+            self._merge(merging[0], fresh)
+        elif merging:
+            rows = [row for part in merging for row in part.rows]
+            self._merge(bulk.encoded("postgresql", rows), fresh)
         return fresh
+
+    def _there(self, bet_ids: list[str]) -> set[str]:
+        """Which of these bets have a row already (PostgreSQL)."""
+        if not bet_ids:
+            return set()
+        return set(self.db.execute(_THERE, {"ids": bet_ids}).scalars())
+
+    def _copied(self, rows: bulk.Encoded) -> bool:
+        """COPY new rows into bets; False (nothing written) if one is there already (one id on
+        two tables, say, or a decision read in a batch before its bet): they are merged."""
+        try:
+            with self.db.begin_nested():
+                bulk.copy_rows(self.db, schema.bets, rows)
+        except (IntegrityError, psycopg.errors.UniqueViolation):
+            return False
+        return True
 
     def _merge(self, rows: bulk.Encoded, fresh: Counter[str]) -> None:
         """Upsert rows (halves of bets) in one statement, counting the new rows of each player
@@ -347,6 +401,7 @@ _MOVE: Final = update(schema.positions).where(
     schema.positions.c.next_offset == bindparam("old"),
 )
 """Move a partition's position from where the batch started (executed for every partition)."""
+_THERE: Final = text("SELECT bet_id FROM bets WHERE bet_id = ANY(:ids)")
 _ROUND_KEY: Final = ("table_id", "round_id")
 _ROUND_UPDATE: Final = (
     update(schema.rounds)

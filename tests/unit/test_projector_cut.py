@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass
 
 from aiokafka import TopicPartition  # type: ignore[import-untyped]
+from sqlalchemy import create_engine
 
 from services.history.projection import Changes
 from services.history.projector import Projector
@@ -56,7 +57,7 @@ class Consumer:
 
 def projector(max_records: int) -> Projector:
     settings = Settings(topic_accepted=ACCEPTED.topic, topic_settlements=SETTLEMENTS.topic)
-    p = Projector(settings, Store.__new__(Store), max_records=max_records)
+    p = Projector(settings, Store(create_engine("sqlite://")), max_records=max_records)
     p.clocks = {ACCEPTED: None, SETTLEMENTS: None}
     return p
 
@@ -71,7 +72,8 @@ def test_records_read_past_the_partition_behind_wait_for_the_next_batch() -> Non
     p = projector(max_records=40)
 
     async def first() -> tuple[Changes, int, int, int]:
-        changes, count = await p._gather(consumer, None)
+        batch, count = await p._gather(consumer, None)
+        changes = batch.changes
         return (
             changes,
             count,
@@ -106,6 +108,7 @@ def test_records_read_past_the_partition_behind_wait_for_the_next_batch() -> Non
 def test_a_partition_with_nothing_more_to_read_holds_nobody_back() -> None:
     consumer = Consumer({ACCEPTED: [0], SETTLEMENTS: list(range(0, 5_000, 100))})
     p = projector(max_records=1_000)
-    changes, count = asyncio.run(p._gather(consumer, None))
+    batch, count = asyncio.run(p._gather(consumer, None))
+    changes = batch.changes
     assert (events(changes, "accepted"), events(changes, "settlements"), count) == (1, 50, 51)
     assert not any(p.waiting.values())

@@ -1,0 +1,77 @@
+"""The counters a batch adds for its decisions: by outcome, and the latency histogram from each
+decision's `at` to its commit (worked examples)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas.records import Refund, Settlement
+from services.history.projection import Changes
+from services.history.tally import LATENCY
+
+AT = "2026-11-01T00:00:00Z"
+AT_MS = 1_793_491_200_000  # AT in milliseconds since the epoch
+
+
+def settlement(n: int, result: str = "win") -> bytes:
+    return msgspec.json.encode(
+        Settlement(
+            v=1,
+            settlement_id=f"settlement:b{n}",
+            bet_id=f"b{n}",
+            round_id="T1-R1",
+            table_id="T1",
+            player_id="P1",
+            game="sicbo",
+            kind="big",
+            pick=(),
+            stake=100,
+            currency="EUR",
+            result=result,  # type: ignore[arg-type]
+            payout=200 if result == "win" else 0,
+            dice=(4, 5, 6),
+            at=AT,
+        )
+    )
+
+
+def refund(n: int) -> bytes:
+    return msgspec.json.encode(
+        Refund(
+            v=1,
+            refund_id=f"refund:b{n}",
+            bet_id=f"b{n}",
+            round_id="T1-R1",
+            table_id="T1",
+            player_id="P1",
+            amount=100,
+            currency="EUR",
+            reason="round_cancelled",
+            at=AT,
+        )
+    )
+
+
+def test_decisions_are_counted_by_outcome_and_by_how_long_they_waited() -> None:
+    changes = Changes()
+    changes.feed("settlements", settlement(1), AT_MS + 3)  # 3 ms: bucket 5
+    changes.feed("settlements", settlement(2), AT_MS + 3)
+    changes.feed("settlements", settlement(3, "lose"), AT_MS + 40)  # bucket 50
+    changes.feed("refunds", refund(4), AT_MS + 70_000)  # past 60 s: +Inf only
+    changes.feed("settlements", settlement(5), AT_MS - 900)  # a clock behind reads 0
+    changes.feed("settlements", settlement(1), AT_MS + 9_999)  # read again: counted once
+    totals = changes.totals()
+    decisions = {
+        labels: n for (name, labels), n in totals.items() if name == "croupier_read_decisions_total"
+    }
+    assert decisions == {
+        '{kind="settlement",outcome="win"}': 3,
+        '{kind="settlement",outcome="lose"}': 1,
+        '{kind="refund",outcome="round_cancelled"}': 1,
+    }
+    buckets = {le: n for (name, le), n in totals.items() if name == f"{LATENCY}_bucket"}
+    assert buckets == {"5": 3, "50": 1, "+Inf": 1}
+    assert totals[(f"{LATENCY}_sum", "")] == 3 + 3 + 40 + 70_000 + 0
+    assert totals[(f"{LATENCY}_count", "")] == 5
+    assert totals[("croupier_read_events_total", '{topic="settlements"}')] == 5
+    assert changes.counts == {k: v for k, v in totals.items() if k[0].endswith("events_total")}
