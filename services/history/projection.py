@@ -69,7 +69,7 @@ class Changes:
     boards: dict[str, TableStats] = field(default_factory=dict)
     raw_boards: dict[str, bytes] = field(default_factory=dict)
     counts: Counter[CounterKey] = field(default_factory=Counter)
-    decided: Counter[tuple[str, bool, int]] = field(default_factory=Counter)
+    decided: dict[tuple[str, bool, int], int] = field(default_factory=dict)
     """The decisions by outcome (a result or a refund's reason), kind (settlement or not) and
     milliseconds waited: few distinct, each counted once here rather than in four counters."""
     unreadable: list[str] = field(default_factory=list)
@@ -168,11 +168,14 @@ class Changes:
         # From the table's `at` of the round event that decided the bet (copied into the
         # decision) to the decision's commit (its Kafka timestamp); a clock behind reads 0.
         # Counted by outcome and wait, turned into the metrics' counters by `totals`.
-        waited = max(0, timestamp_ms - at // 1000)
-        if isinstance(decision, Settlement):
-            self.decided[(decision.result, True, waited)] += 1
-        else:
-            self.decided[(decision.reason, False, waited)] += 1
+        waited = timestamp_ms - at // 1000
+        key = (
+            (decision.result, True, waited if waited > 0 else 0)
+            if isinstance(decision, Settlement)
+            else (decision.reason, False, waited if waited > 0 else 0)
+        )
+        counted = self.decided
+        counted[key] = counted.get(key, 0) + 1
 
     def totals(self) -> Counter[CounterKey]:
         """Every counter this batch adds: `counts`, and the decisions' by outcome and latency."""

@@ -12,6 +12,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -131,8 +132,8 @@ class Preparing:
         self.take()
         changes = self.changes
         placements, decisions = changes.placements, changes.decisions
-        placed = [row for bet_id, row in placements.items() if bet_id not in decisions]
-        parts = [row for bet_id, row in decisions.items() if bet_id not in placements]
+        placed = [placements[key] for key in sorted(placements.keys() - decisions.keys())]
+        parts = [decisions[key] for key in sorted(decisions.keys() - placements.keys())]
         return Prepared(
             changes,
             self.whole.done(),
@@ -253,7 +254,7 @@ class _Batch:
         every round the batch touches moves to a new `version` (what a cached recall checks)."""
         keys = {(e.table_id, e.round_id) for e, _ in changes.round_events}
         for rows in (changes.placements.values(), changes.decisions.values()):
-            keys.update((row[2], row[3]) for row in rows)
+            keys.update(map(_ROUND_OF, rows))
         keys |= {(r["table_id"], r["round_id"]) for r in changes.adjustments.values()}
         known = self._load(sorted(keys))
         fresh = {key: Round(*key) for key in keys - known.keys()}
@@ -308,7 +309,7 @@ class _Batch:
             placed = bulk.encoded("postgresql", [r for r in placed.rows if r[0] not in there])
         for new in (batch.whole, placed):
             if len(new) and self._copied(new):
-                fresh.update(row[1] for row in new.rows)
+                fresh.update(map(_PLAYER_OF, new.rows))
                 if new is placed:
                     self.counts[("croupier_read_pending", "")] += len(new)
             elif len(new):
@@ -369,7 +370,7 @@ class _Batch:
         """Every player named, with the count of its bets (a history's total, kept here)."""
         ids = set(fresh)
         for rows in (changes.placements.values(), changes.decisions.values()):
-            ids.update(row[1] for row in rows)
+            ids.update(map(_PLAYER_OF, rows))
         ids |= {r["player_id"] for r in changes.adjustments.values()}
         if not ids:
             return
@@ -401,6 +402,8 @@ _MOVE: Final = update(schema.positions).where(
     schema.positions.c.next_offset == bindparam("old"),
 )
 """Move a partition's position from where the batch started (executed for every partition)."""
+_PLAYER_OF: Final = itemgetter(BET_COLUMNS.index("player_id"))
+_ROUND_OF: Final = itemgetter(BET_COLUMNS.index("table_id"), BET_COLUMNS.index("round_id"))
 _THERE: Final = text("SELECT bet_id FROM bets WHERE bet_id = ANY(:ids)")
 _ROUND_KEY: Final = ("table_id", "round_id")
 _ROUND_UPDATE: Final = (
