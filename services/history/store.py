@@ -107,7 +107,8 @@ class Prepared:
     placed: bulk.Encoded
     """Bets placed in this batch and decided in a later one: new rows too, pending."""
     parts: bulk.Encoded
-    """Decisions of bets placed in an earlier batch: merged into their rows."""
+    """Decisions of bets not placed in this batch (placed before, or never, as a late bet's
+    refund): merged into their rows, or new rows."""
 
 
 class Preparing:
