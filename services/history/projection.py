@@ -294,29 +294,28 @@ def decided(
 ) -> BetRow:
     """A bet's row as its committed decision says (BET_COLUMNS; what a bet read later does not
     overwrite); `at` is `micros_of(decision.at)` when the caller has it. Given the row of the
-    bet's placement, the whole row: `merged(placed, decided(decision, ...))`, made at once."""
-    if placed is not None:
-        head = (
-            decision.bet_id,
-            decision.player_id,
-            decision.table_id,
-            decision.round_id,
-            *placed[_PLACED_FROM:_PLACED_TO],
-        )
-    else:
-        head = (
-            decision.bet_id,
-            decision.player_id,
-            decision.table_id,
-            decision.round_id,
-            micros_of(decision.at) if at is None else at,
-            0,
-            *_DECIDED_PLACED[type(decision)](decision),
-        )
+    bet's placement, the whole row, made at once: `merged(placed, decided(decision, ...))`."""
+    key = (decision.bet_id, decision.player_id, decision.table_id, decision.round_id)
+    sort_micros = micros_of(decision.at) if at is None else at
+    told: tuple[Any, ...]  # the PLACED columns: the placement's, or what the decision tells
     match decision:
         case Settlement():
+            if placed is None:
+                pick = _pick(decision.pick)
+                told = (
+                    sort_micros,
+                    0,
+                    decision.kind,
+                    pick,
+                    decision.stake,
+                    decision.currency,
+                    None,
+                )
+            else:
+                told = placed[_PLACED_FROM:_PLACED_TO]
             return (
-                *head,
+                *key,
+                *told,
                 "settled",
                 decision.game,
                 decision.result,
@@ -329,8 +328,13 @@ def decided(
                 timestamp_ms,
             )
         case Refund():
+            if placed is None:
+                told = (sort_micros, 0, None, None, decision.amount, decision.currency, None)
+            else:
+                told = placed[_PLACED_FROM:_PLACED_TO]
             return (
-                *head,
+                *key,
+                *told,
                 "refunded",
                 None,
                 None,
@@ -342,21 +346,6 @@ def decided(
                 None,
                 timestamp_ms,
             )
-
-
-def _settlement_placed(decision: Settlement) -> tuple[Any, ...]:
-    """The PLACED columns after sort_micros and seq, as a settlement alone tells them."""
-    return (decision.kind, _pick(decision.pick), decision.stake, decision.currency, None)
-
-
-def _refund_placed(decision: Refund) -> tuple[Any, ...]:
-    return (None, None, decision.amount, decision.currency, None)
-
-
-_DECIDED_PLACED: Final[dict[type, Any]] = {
-    Settlement: _settlement_placed,
-    Refund: _refund_placed,
-}
 
 
 def merged(placed: BetRow, decision: BetRow) -> BetRow:
