@@ -289,21 +289,20 @@ def placement(bet: BetPlaced) -> BetRow:
 def decided(
     decision: Settlement | Refund,
     timestamp_ms: int,
-    at: int | None = None,
+    at: int,
     placed: BetRow | None = None,
 ) -> BetRow:
     """A bet's row as its committed decision says (BET_COLUMNS; what a bet read later does not
-    overwrite); `at` is `micros_of(decision.at)` when the caller has it. Given the row of the
-    bet's placement, the whole row, made at once: `merged(placed, decided(decision, ...))`."""
+    overwrite); `at` is `micros_of(decision.at)`. Given the row of the bet's placement, the
+    whole row, made at once: `merged(placed, decided(decision, ...))`."""
     key = (decision.bet_id, decision.player_id, decision.table_id, decision.round_id)
-    sort_micros = micros_of(decision.at) if at is None else at
     told: tuple[Any, ...]  # the PLACED columns: the placement's, or what the decision tells
     match decision:
         case Settlement():
             if placed is None:
                 pick = _pick(decision.pick)
                 told = (
-                    sort_micros,
+                    at,
                     0,
                     decision.kind,
                     pick,
@@ -329,7 +328,7 @@ def decided(
             )
         case Refund():
             if placed is None:
-                told = (sort_micros, 0, None, None, decision.amount, decision.currency, None)
+                told = (at, 0, None, None, decision.amount, decision.currency, None)
             else:
                 told = placed[_PLACED_FROM:_PLACED_TO]
             return (

@@ -303,18 +303,19 @@ class _Batch:
                 self._merge(bulk.Encoded(every), fresh)
             return fresh
         merging = [batch.parts] if len(batch.parts) else []
+        if len(batch.whole) and self._copied(batch.whole):
+            fresh.update(map(_PLAYER_OF, batch.whole.rows))
+        elif len(batch.whole):
+            merging.append(batch.whole)
         placed = batch.placed
         there = self._there([row[0] for row in placed.rows])
         if there:  # decided in a batch before (its decision read first): merged into that row
             merging.append(bulk.Encoded([row for row in placed.rows if row[0] in there]))
             placed = bulk.encoded("postgresql", [r for r in placed.rows if r[0] not in there])
-        for new in (batch.whole, placed):
-            if len(new) and self._copied(new):
-                fresh.update(map(_PLAYER_OF, new.rows))
-                if new is placed:
-                    self.counts[("croupier_read_pending", "")] += len(new)
-            elif len(new):
-                merging.append(new)
+        if len(placed):  # none has a row: just looked up, and not among the whole ones
+            bulk.copy_rows(self.db, schema.bets, placed)
+            fresh.update(map(_PLAYER_OF, placed.rows))
+            self.counts[("croupier_read_pending", "")] += len(placed)
         if len(merging) == 1:
             self._merge(merging[0], fresh)
         elif merging:
@@ -330,7 +331,7 @@ class _Batch:
 
     def _copied(self, rows: bulk.Encoded) -> bool:
         """COPY new rows into bets; False (nothing written) if one is there already (one id on
-        two tables, say, or a decision read in a batch before its bet): they are merged."""
+        two tables, say): they are merged."""
         try:
             with self.db.begin_nested():
                 bulk.copy_rows(self.db, schema.bets, rows)
