@@ -13,7 +13,8 @@ from typing import Any, Final
 
 import msgspec
 
-from schemas.events import AnyEvent, BetPlaced, RoundEvent
+from schemas.events import BetPlaced, RoundEvent
+from schemas.journal import Journal
 from schemas.keys import TableKeysFile
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 
@@ -57,11 +58,14 @@ TOPICS: Final[dict[str, tuple[Any, str]]] = {
         "(contract sections 3 and 5).",
     ),
     "accepted": (
-        AnyEvent,
-        "Every input croupier's fold accepted (a round event that moved its round's life cycle, "
-        "a bet read for the first time), verbatim as upstream sent it, keyed by table_id, written "
-        "to the partition of its input in the same transaction as the records it decided. Never a "
-        "rejected input or a redelivery: the read side's timeline and pending bets.",
+        Journal,
+        "The journal of croupier's worker transactions, for the read side: each record holds "
+        "inputs the fold accepted (a round event that moved its round's life cycle, a bet read for "
+        "the first time; never a rejected input or a redelivery), verbatim as upstream sent them, "
+        "then the settlements, refunds and adjustments the transaction commits, as on their own "
+        "topics; written to the partition of the inputs in that transaction, so a bet's decision "
+        "is never before its placement. A journal over 512 KiB is cut into several records. "
+        "Records written before journals hold one input alone (the `rounds`/`bets` schemas).",
     ),
     "table-stats": (
         TableStats,

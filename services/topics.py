@@ -95,8 +95,13 @@ def _topics(settings: Settings) -> list[Plan]:
             partitions=settings.output_partitions,
             config={**retention, "max.message.bytes": str(MAX_MESSAGE)},
         ),
-        # Written by task p to partition p, so one table's accepted events stay in order.
-        Plan(name=settings.topic_accepted, partitions=settings.partitions, config=sized),
+        # Written by task p to partition p, so one table's journal stays in order; a journal
+        # record holds an input of up to INPUT_MAX_MESSAGE with others (schemas/journal.py).
+        Plan(
+            name=settings.topic_accepted,
+            partitions=settings.partitions,
+            config={**retention, "max.message.bytes": str(MAX_MESSAGE)},
+        ),
         Plan(
             name=settings.topic_state,
             partitions=settings.partitions,

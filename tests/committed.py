@@ -1,10 +1,10 @@
 """What croupier's workers commit for given input streams, for tests of the read side.
 
 The settlement fold turns an interleaving of the input topics into the messages the workers write
-in their transactions: the accepted inputs (the fold's own journal of them, as the engine writes
-it), the settlements, refunds and rejections, and after every batch the changed tables'
-statistics. The read side is then fed
-these messages the way a consumer of several topics may read them: in any order across topics.
+in their transactions, `batch` inputs a transaction: the journal (the inputs accepted and the
+decisions committed, made by the engine's own `schemas.journal.records`), the rejections, and the
+changed tables' statistics. The read side is then fed these messages the way a consumer of
+several topics may read them: in any order across topics.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from schemas.codec import encode
+from schemas.journal import records as journal_records
 from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services.history.projection import Source
 from services.settlement.fold import Fold
@@ -25,6 +26,8 @@ class Committed:
     """Each output topic's messages in commit order: (raw, Kafka timestamp in ms)."""
 
     topics: dict[Source, list[tuple[bytes, int]]] = field(default_factory=dict)
+    decisions: int = 0
+    """How many settlements and refunds the journals carry."""
 
     def add(self, source: Source, raw: bytes, timestamp_ms: int) -> None:
         self.topics.setdefault(source, []).append((raw, timestamp_ms))
@@ -39,37 +42,43 @@ def commit(streams: Streams, *, seed: int = 0, batch: int = 50) -> Committed:
 
 
 def commit_inputs(inputs: Iterable[tuple[str, bytes]], *, batch: int = 50) -> Committed:
-    """Fold input messages (topic `rounds` or `bets`, raw) in this order, as the workers do."""
+    """Fold input messages (topic `rounds` or `bets`, raw) in this order, as the workers do,
+    `batch` of them in each transaction."""
     fold = Fold(journal=True)
     journal = fold.journal
     assert journal is not None
     out = Committed()
     clock = 1_700_000_000_000
+    decided: list[bytes] = []
+    n = 0
     for n, (kind, raw) in enumerate(inputs, start=1):
-        clock += 7
-        records = fold.feed(kind, raw)
-        for _, accepted in journal.accepted:
-            out.add("accepted", accepted, clock)
-        journal.clear()
-        for record in records:
+        for record in fold.feed(kind, raw):
             match record:
-                case Settlement():
-                    out.add("settlements", encode(record), clock)
-                case Refund():
-                    out.add("refunds", encode(record), clock)
+                case Settlement() | Refund():
+                    decided.append(encode(record))
+                    out.decisions += 1
                 case Adjustment():
-                    out.add("adjustments", encode(record), clock)
+                    decided.append(encode(record))
                 case Rejected():
                     out.add("rejected", encode(record), clock)
                 case _:
                     pass
         if n % batch == 0:
-            _boards(fold, out, clock)
-    _boards(fold, out, clock)
+            _transaction(fold, out, decided, clock)
+            clock += 7
+    if n % batch:
+        _transaction(fold, out, decided, clock)
     return out
 
 
-def _boards(fold: Fold, out: Committed, clock: int) -> None:
+def _transaction(fold: Fold, out: Committed, decided: list[bytes], clock: int) -> None:
+    """The journal and boards of one transaction, as the engine writes them."""
+    journal = fold.journal
+    assert journal is not None
+    for value in journal_records([raw for _, raw in journal.accepted], decided):
+        out.add("accepted", value, clock)
+    journal.clear()
+    decided.clear()
     for table_id in sorted(fold.boards_changed):
         stats = fold.stats(table_id)
         if stats is not None:

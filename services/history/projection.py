@@ -1,11 +1,10 @@
 """The read side's projection: a batch of croupier's committed messages as database changes.
 
-Pure: messages in, rows out; no broker, database, clock or I/O. It re-decides nothing. The round
-events and bets come from the `accepted` topic, where the workers put, in the transaction of their
-decisions, exactly the inputs the settlement fold accepted (never a refused event, never a
-redelivery); what was decided comes only from the committed `settlements`, `refunds` and
-`adjustments`. So each message is applied as it stands, and the projector's stored positions make
-it apply once.
+Pure: messages in, rows out; no broker, database, clock or I/O. It re-decides nothing. Everything
+comes from the `accepted` topic's journals (schemas/journal.py), where each worker transaction
+puts exactly the inputs the settlement fold accepted (never a refused event, never a redelivery)
+and the settlements, refunds and adjustments it commits, as their own topics have them. So each
+message is applied as it stands, and the projector's stored positions make it apply once.
 """
 
 from __future__ import annotations
@@ -19,25 +18,19 @@ from typing import Any, Final, Literal, assert_never
 
 import msgspec
 
-from schemas.codec import Invalid, decode_event, read_event
+from schemas.codec import Invalid, decode_event
 from schemas.events import AnyEvent, BetPlaced, RoundEvent
+from schemas.journal import Journal
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 from services.history.tally import LATENCY, LATENCY_BUCKETS_MS
 from services.history.views import micros, parse_micros
 
-Source = Literal["accepted", "settlements", "refunds", "adjustments", "table-stats", "rejected"]
-SOURCES: Final[tuple[Source, ...]] = (
-    "accepted",
-    "settlements",
-    "refunds",
-    "adjustments",
-    "table-stats",
-    "rejected",
-)
+Source = Literal["accepted", "table-stats", "rejected"]
+SOURCES: Final[tuple[Source, ...]] = ("accepted", "table-stats", "rejected")
 
-_SETTLEMENT: Final = msgspec.json.Decoder(Settlement)
-_REFUND: Final = msgspec.json.Decoder(Refund)
-_ADJUSTMENT: Final = msgspec.json.Decoder(Adjustment)
+_ACCEPTED: Final = msgspec.json.Decoder(Journal | AnyEvent)
+"""A journal, or one accepted input alone (as workers before journals wrote the topic)."""
+_JOURNAL: Final = b'{"type":"journal"'
 _STATS: Final = msgspec.json.Decoder(TableStats)
 _REJECTED: Final = msgspec.json.Decoder(Rejected)
 _ENCODE: Final = msgspec.json.encode
@@ -73,10 +66,13 @@ class Changes:
     """The decisions by outcome (a result or a refund's reason), kind (settlement or not) and
     milliseconds waited: few distinct, each counted once here rather than in four counters."""
     unreadable: list[str] = field(default_factory=list)
+    size: int = 0
+    """How many messages were fed: inputs and decisions (a journal's each), other records."""
 
     def feed(self, source: Source, raw: bytes, timestamp_ms: int = 0) -> None:
         """Add one message of a topic; `timestamp_ms` is its Kafka timestamp."""
         self.counts[_EVENTS[source]] += 1
+        self.size += 1
         try:
             self._feed(source, raw, timestamp_ms)
         except (msgspec.DecodeError, Unreadable) as error:
@@ -86,15 +82,8 @@ class Changes:
         """`feed` each of these Kafka records of a topic (their `value` and `timestamp`), in
         order: the same changes, with the decoder and the step chosen once for them all."""
         self.counts[_EVENTS[source]] += len(records)
+        self.size += len(records)
         match source:
-            case "settlements" | "refunds":
-                decode = (_SETTLEMENT if source == "settlements" else _REFUND).decode
-                decide = self._decision
-                for record in records:
-                    try:
-                        decide(decode(record.value), record.timestamp)
-                    except msgspec.DecodeError as error:
-                        self._unreadable(source, error)
             case "accepted":
                 accept = self._accepted
                 for record in records:
@@ -117,16 +106,6 @@ class Changes:
         match source:
             case "accepted":
                 self._accepted(raw, timestamp_ms)
-            case "settlements":
-                self._decision(_SETTLEMENT.decode(raw), timestamp_ms)
-            case "refunds":
-                self._decision(_REFUND.decode(raw), timestamp_ms)
-            case "adjustments":
-                adjustment = _ADJUSTMENT.decode(raw)
-                if adjustment.adjustment_id not in self.adjustments:
-                    self.adjustments[adjustment.adjustment_id] = adjusted(adjustment)
-                    labels = _labels(kind="adjustment", outcome=adjustment.cause)
-                    self.counts[("croupier_read_decisions_total", labels)] += 1
             case "table-stats":
                 stats = _STATS.decode(raw)
                 self.boards[stats.table_id] = stats
@@ -138,10 +117,30 @@ class Changes:
                 assert_never(source)
 
     def _accepted(self, raw: bytes, timestamp_ms: int) -> None:
+        """A journal: its inputs, then its decisions, all at its Kafka timestamp."""
         try:
-            event: AnyEvent | Invalid = read_event(raw)
-        except (msgspec.DecodeError, RecursionError):
-            _, event = decode_event(raw)  # the slow path names what is wrong
+            read: Journal | AnyEvent | Invalid = _ACCEPTED.decode(raw)
+        except (msgspec.DecodeError, RecursionError) as error:
+            if raw.startswith(_JOURNAL):
+                raise Unreadable(f"a journal that does not decode: {error}") from error
+            _, read = decode_event(raw)  # the slow path names what is wrong in an input
+        match read:
+            case Journal(inputs=inputs, decisions=decisions):
+                self.size += len(inputs) + len(decisions) - 1
+                accept = self._input
+                for event in inputs:
+                    accept(event, timestamp_ms)
+                decide = self._decision
+                for decision in decisions:
+                    match decision:
+                        case Settlement() | Refund():
+                            decide(decision, timestamp_ms)
+                        case Adjustment():
+                            self._adjustment(decision)
+            case _:
+                self._input(read, timestamp_ms)
+
+    def _input(self, event: AnyEvent | Invalid, timestamp_ms: int) -> None:
         match event:
             case BetPlaced(bet_id=bet_id):
                 if bet_id not in self.placements:
@@ -153,6 +152,12 @@ class Changes:
                 raise Unreadable(f"{reason}: {detail}")
             case _:
                 self.round_events.append((event, timestamp_ms))
+
+    def _adjustment(self, adjustment: Adjustment) -> None:
+        if adjustment.adjustment_id not in self.adjustments:
+            self.adjustments[adjustment.adjustment_id] = adjusted(adjustment)
+            labels = _labels(kind="adjustment", outcome=adjustment.cause)
+            self.counts[("croupier_read_decisions_total", labels)] += 1
 
     def _decision(self, decision: Settlement | Refund, timestamp_ms: int) -> None:
         bet_id = decision.bet_id

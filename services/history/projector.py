@@ -1,7 +1,7 @@
 """The projector: croupier's committed output into the read side's database, exactly once.
 
-One aiokafka consumer (`read_committed`, no group) is assigned every partition of the accepted,
-settlements, refunds, table-stats and rejected topics and seeks to the positions stored in the
+One aiokafka consumer (`read_committed`, no group) is assigned every partition of the accepted
+(the workers' journals), table-stats and rejected topics and seeks to the positions stored in the
 database. Each batch is applied in one database transaction together with the positions it moved
 to, so a restart resumes exactly after the last committed batch, and a batch is never applied
 twice (a redelivery is a position already passed). The next batch is read and decoded while the
@@ -44,9 +44,6 @@ def sources(settings: Settings) -> dict[str, Source]:
     """The topic name of each input of the projector."""
     return {
         settings.topic_accepted: "accepted",
-        settings.topic_settlements: "settlements",
-        settings.topic_refunds: "refunds",
-        settings.topic_adjustments: "adjustments",
         settings.topic_table_stats: "table-stats",
         settings.topic_rejected: "rejected",
     }
@@ -122,11 +119,11 @@ class Progress:
 class Projector:
     """Follow the topics into the store, batch by batch, until stopped."""
 
-    def __init__(self, settings: Settings, store: Store, *, max_records: int = 50000) -> None:
+    def __init__(self, settings: Settings, store: Store, *, max_messages: int = 50000) -> None:
         self.settings = settings
         self.store = store
         self.roles = sources(settings)
-        self.max_records = max_records
+        self.max_messages = max_messages
         self.stopping = asyncio.Event()
         self.progress = Progress()
         self.ready = asyncio.Event()
@@ -225,7 +222,8 @@ class Projector:
         self, consumer: AIOKafkaConsumer, writing: asyncio.Future[bool] | None
     ) -> tuple[Prepared, int]:
         """The next batch: what arrives within 100 ms, and for as long as the batch before is
-        still being written, up to max_records (a transaction costs a commit and a dozen
+        still being written, up to max_messages inputs and decisions (a transaction costs a
+        commit and a dozen
         statements whatever its size); read in step across partitions by timestamp, and fed only
         up to the bound of the partitions behind (pacing): the rest waits for the next batch."""
         changes = Changes()
@@ -234,7 +232,7 @@ class Projector:
         count = 0
         gathering = time.monotonic() + 0.1
         everything = False
-        while count < self.max_records:
+        while changes.size < self.max_messages:
             busy = writing is not None and not writing.done()
             left = int((gathering - time.monotonic()) * 1000)
             if count and not busy and left <= 0:

@@ -18,7 +18,7 @@ import gc
 import io
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -29,6 +29,7 @@ from aiokafka.errors import KafkaError, ProducerFenced  # type: ignore[import-un
 from aiokafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
 
 from schemas.codec import encode
+from schemas.journal import records as journal_records
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 from services.security import clients
 from services.security.denied import AccessDenied, explain
@@ -100,6 +101,11 @@ class Engine:
         self.consumer: AIOKafkaConsumer | None = None
         self.stopping = asyncio.Event()
         self.topic_kind = {settings.topic_rounds: "rounds", settings.topic_bets: "bets"}
+        self.decision_topics = {
+            settings.topic_settlements,
+            settings.topic_refunds,
+            settings.topic_adjustments,
+        }
         self.denied: AccessDenied | None = None
         """Set when the brokers refused this worker's principal: it stops, and says why."""
         self.keys = load_keys(settings.table_keys_file)
@@ -266,10 +272,9 @@ class Engine:
             if stats is not None:
                 messages.append(self._message(stats, table_id.encode(), p))
         task.fold.boards_changed.clear()
-        # The accepted inputs go first: a bet's placement then never bears a later Kafka
-        # timestamp than its decision, so the read side, which ends its batches at one instant,
-        # reads the two in one batch or the placement first.
-        messages[:0] = self._journal(task, {**task.positions, **offsets})
+        # The journal goes first, the accepted inputs before the decisions (see schemas/journal).
+        decided = [m[3] for m in messages if m[0] in self.decision_topics and m[3] is not None]
+        messages[:0] = self._journal(task, {**task.positions, **offsets}, decided=decided)
         folded = time.monotonic()
         try:
             sent, ends = await self._transaction(task, messages, offsets)
@@ -366,15 +371,21 @@ class Engine:
             self._committed_state(task, ends)
 
     def _journal(
-        self, task: Task, positions: dict[TopicPartition, int], credit: int = 0
+        self,
+        task: Task,
+        positions: dict[TopicPartition, int],
+        credit: int = 0,
+        decided: Sequence[bytes] = (),
     ) -> list[Message]:
-        """The batch's accepted inputs and state changes, to partition p of their topics."""
+        """The batch's journal (its accepted inputs and the decisions it commits, for the read
+        side) and its state changes, to partition p of their topics."""
         s = self.settings
         p = task.partition
         journal = task.fold.journal
         assert journal is not None
+        inputs = [raw for _, raw in journal.accepted]
         messages: list[Message] = [
-            (s.topic_accepted, p, event.table_id.encode(), raw) for event, raw in journal.accepted
+            (s.topic_accepted, p, None, value) for value in journal_records(inputs, decided)
         ]
         journal.accepted.clear()
         if not s.durable_state:

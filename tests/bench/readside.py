@@ -208,8 +208,7 @@ class Progress:
     def __init__(self, s: Settings, database: str) -> None:
         self.engine = connect(database)
         upgrade(self.engine)
-        topics = [s.topic_accepted, s.topic_settlements, s.topic_refunds, s.topic_adjustments]
-        topics += [s.topic_table_stats, s.topic_rejected]
+        topics = [s.topic_accepted, s.topic_table_stats, s.topic_rejected]
         self.consumer = KafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level="read_committed")
         self.parts = [TopicPartition(t, p) for t in topics for p in range(PARTITIONS)]
 

@@ -4,10 +4,10 @@ Over the messages croupier's workers commit for `CROUPIER_BENCH_PARTS_BETS` bets
 200,000; `make bench-readside`'s shape: 200 a round, 16 tables, one round of 10,000), each part of
 the projection run alone and timed by processor time, so that the figures hold on a busy machine:
 
-1. reading: the accepted and settlements messages published to a 4-partition topic of the local
-   broker, then read back by an aiokafka consumer set up as the projector's (`read_committed`);
-2. decoding: `Changes.feed_all` of every message, in batches of 50,000 messages, a topic's
-   consecutive messages at a time (up to 1,000, a read's), as the projector feeds them;
+1. reading: the journals (and boards) published to a 4-partition topic of the local broker, then
+   read back by an aiokafka consumer set up as the projector's (`read_committed`);
+2. decoding: `Changes.feed_all` of every message, in batches of 50,000 inputs and decisions, a
+   topic's consecutive messages at a time (up to 1,000, a read's), as the projector feeds them;
 3. encoding: `Store.prepare`, the batches' rows as COPY text;
 4. the database: `Store.write` of the batches into a fresh PostgreSQL database, the processor
    time of this process (the writing side) and of the local server's processes;
@@ -60,8 +60,8 @@ def committed(bets: int) -> Committed:
 
 
 def batches(out: Committed) -> list[list[tuple[Source, bytes, int]]]:
-    """The messages as the projector reads them in step: by timestamp across topics, cut every
-    50,000 messages."""
+    """The messages as the projector reads them in step: by timestamp across topics, cut after
+    50,000 inputs and decisions (a journal's each, counted by their `type`)."""
     merged = sorted(
         (
             (ts, n, source, raw)
@@ -70,8 +70,15 @@ def batches(out: Committed) -> list[list[tuple[Source, bytes, int]]]:
         ),
         key=lambda m: (m[0], m[1]),
     )
-    flat = [(source, raw, ts) for ts, _, source, raw in merged]
-    return [flat[i : i + BATCH] for i in range(0, len(flat), BATCH)]
+    cut: list[list[tuple[Source, bytes, int]]] = [[]]
+    size = 0
+    for ts, _, source, raw in merged:
+        if size >= BATCH:
+            cut.append([])
+            size = 0
+        cut[-1].append((source, raw, ts))
+        size += max(1, raw.count(b'"type":') - 1)
+    return cut
 
 
 class Record(msgspec.Struct):
@@ -164,7 +171,7 @@ def main() -> int:
     say(f"folding {BETS:,} bets ...")
     out = committed(BETS)
     cut = batches(out)
-    bets = out.count("settlements") + out.count("refunds")
+    bets = out.decisions
     messages = sum(len(b) for b in cut)
     say(f"  {messages:,} messages, {len(cut)} batches")
     say("reading them back from Kafka ...")

@@ -7,8 +7,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pytest
+from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from schemas.journal import Journal
+from services.settings import Settings
 from services.simulation.streams import Profile, generate
 from tests.committed import commit
 from tests.database import BACKENDS, fresh_url
@@ -44,7 +48,16 @@ def pipeline(
             wait_caught_up(settings)
         wait_read_up(url)
         committed = commit(streams)
-        events = {topic: committed.count(topic) for topic in ("accepted", "rejected")}
+        journals = _committed_journals(settings)
+        events = {
+            "accepted": len(journals),
+            "inputs": sum(len(j.inputs) for j in journals),
+            "committed inputs": sum(
+                len(msgspec.json.decode(raw, type=Journal).inputs)
+                for raw, _ in committed.topics["accepted"]
+            ),
+            "rejected": committed.count("rejected"),
+        }
         with read_side(settings, "serving", database=database, serve_only=True) as second:
             wait_read_up(second)
             yield Pipeline(url=url, second=second, offline=offline(streams), events=events)
@@ -167,6 +180,28 @@ def totals(
     ]
 
 
+def _committed_journals(settings: Settings) -> list[Journal]:
+    """Every journal record committed to the accepted topic."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap, isolation_level="read_committed"
+    )
+    try:
+        parts = [
+            TopicPartition(settings.topic_accepted, p)
+            for p in sorted(consumer.partitions_for_topic(settings.topic_accepted) or ())
+        ]
+        consumer.assign(parts)
+        consumer.seek_to_beginning(*parts)
+        ends = consumer.end_offsets(parts)
+        found: list[Journal] = []
+        while any(consumer.position(tp) < ends[tp] for tp in parts):
+            for records in consumer.poll(timeout_ms=1000).values():
+                found += [msgspec.json.decode(r.value, type=Journal) for r in records]
+        return found
+    finally:
+        consumer.close()
+
+
 def test_every_tables_board_is_the_replays_last_50_rounds(pipeline: Pipeline) -> None:
     assert len(pipeline.offline.stats) == 6
     for table_id, stats in pipeline.offline.stats.items():
@@ -223,6 +258,8 @@ def test_metrics_count_what_the_pipeline_committed(pipeline: Pipeline) -> None:
     assert (settled, refunded) == (kinds["settlement"], kinds["refund"])
     accepted = samples['croupier_read_events_total{topic="accepted"}']
     assert accepted == str(pipeline.events["accepted"])
+    # the workers' journals hold each accepted input once, however their batches were cut
+    assert pipeline.events["inputs"] == pipeline.events["committed inputs"] > 0
     rejected = samples['croupier_read_events_total{topic="rejected"}']
     assert rejected == str(pipeline.events["rejected"])
     assert samples["croupier_read_pending_bets"] == "0"

@@ -8,7 +8,7 @@ import random
 from contextlib import AbstractContextManager
 from pathlib import Path
 from tempfile import mkdtemp
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import pytest
@@ -19,6 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
+from schemas.codec import encode
+from schemas.events import BetPlaced
+from schemas.journal import Journal
+from schemas.journal import records as journal_records
+from schemas.records import Settlement
 from services.history.migrate import HEAD, config, current
 from services.history.projection import Changes
 from services.history.queries import Reads
@@ -29,6 +34,7 @@ from tests.committed import commit, shuffled
 from tests.database import migrated, project, project_all
 from tests.e2e.support import Offline, offline
 
+T = TypeVar("T")
 STREAMS = generate(
     7, tables=3, rounds=55, profile=Profile(bets_per_round=(0, 6), correct=0.2, void=0.1)
 )
@@ -164,17 +170,19 @@ def test_a_batch_from_positions_another_projector_moved_is_refused_whole(engine:
 
 def test_a_message_that_does_not_decode_is_counted_and_skipped(engine: Engine) -> None:
     store = Store(engine)
-    store.begin_at({("settlements", 0): 0, ("accepted", 0): 0})
+    store.begin_at({("rejected", 0): 0, ("accepted", 0): 0})
     changes = Changes()
-    changes.feed("settlements", b"{not json", 1)
+    changes.feed("rejected", b"{not json", 1)
     changes.feed("accepted", b'{"type": "round.exploded"}', 1)
-    [(raw, ts), *_] = COMMITTED.topics["settlements"]
-    changes.feed("settlements", raw, ts)
-    assert len(changes.unreadable) == 2
-    store.write(changes, {("settlements", 0): (0, 2), ("accepted", 0): (0, 1)})
+    changes.feed("accepted", b'{"type":"journal","v":1,"inputs":[{"type":"bet.pla', 1)
+    [settlement, *_] = _decisions(Settlement)
+    changes.feed("accepted", journal_records([], [encode(settlement)])[0], 2)
+    assert len(changes.unreadable) == 3
+    assert "a journal that does not decode" in changes.unreadable[2]
+    store.write(changes, {("rejected", 0): (0, 1), ("accepted", 0): (0, 3)})
     counters = Reads(engine).counters()
-    assert counters[("croupier_read_unreadable_total", '{topic="settlements"}')] == 1
-    assert counters[("croupier_read_unreadable_total", '{topic="accepted"}')] == 1
+    assert counters[("croupier_read_unreadable_total", '{topic="rejected"}')] == 1
+    assert counters[("croupier_read_unreadable_total", '{topic="accepted"}')] == 2
     settled = sum(
         n
         for (name, labels), n in counters.items()
@@ -190,8 +198,8 @@ def test_records_fed_in_runs_make_the_same_changes_as_fed_one_by_one(
 ) -> None:
     """What the projector does (`feed_all` of each partition's records read) against `feed`."""
     messages = [(source, raw, ts) for source, sent in COMMITTED.topics.items() for raw, ts in sent]
-    messages += [("settlements", b"{not json", 1), ("accepted", b'{"type": "round.x"}', 2)]
-    messages += [("refunds", b"[]", 3), ("table-stats", b"{", 4), ("adjustments", b"1", 5)]
+    messages += [("rejected", b"{not json", 1), ("accepted", b'{"type": "round.x"}', 2)]
+    messages += [("accepted", b"[]", 3), ("table-stats", b"{", 4), ("rejected", b"1", 5)]
     rng.shuffle(messages)
     one = Changes()
     for source, raw, ts in messages:
@@ -271,7 +279,8 @@ def test_a_kept_recall_is_answered_only_while_its_round_has_not_changed(engine: 
     store, reads = Store(engine), Reads(engine)
     rng = random.Random(3)
     messages = list(shuffled(COMMITTED, rng))
-    half = len(messages) // 2
+    journals = [n for n, (source, _, _) in enumerate(messages) if source == "accepted"]
+    half = journals[len(journals) // 2]  # half of the transactions before, half after
     project(store, messages[:half], rng)
     rounds = sorted(OFFLINE.outcomes)
     before = {key: reads.recall_json(*key) for key in rounds}
@@ -285,14 +294,30 @@ def test_a_kept_recall_is_answered_only_while_its_round_has_not_changed(engine: 
     assert changed > len(rounds) // 4
 
 
+def _journals() -> list[Journal]:
+    return [msgspec.json.decode(raw, type=Journal) for raw, _ in COMMITTED.topics["accepted"]]
+
+
+def _decisions(kind: type[T]) -> list[T]:
+    """The committed decisions of a kind, in commit order."""
+    return [d for j in _journals() for d in j.decisions if isinstance(d, kind)]
+
+
 def _a_bet_and_its_decision() -> tuple[bytes, bytes]:
-    """A bet.placed of the committed accepted topic and the settlement of that bet."""
-    settled = {json.loads(raw)["bet_id"]: raw for raw, _ in COMMITTED.topics["settlements"]}
-    for raw, _ in COMMITTED.topics["accepted"]:
-        event = json.loads(raw)
-        if event["type"] == "bet.placed" and event["bet_id"] in settled:
-            return raw, settled[event["bet_id"]]
+    """A journal of a committed bet.placed alone, and one of that bet's settlement alone."""
+    settled = {s.bet_id: s for s in _decisions(Settlement)}
+    for event in (e for j in _journals() for e in j.inputs):
+        if isinstance(event, BetPlaced) and event.bet_id in settled:
+            [placed] = journal_records([encode(event)], [])
+            [decided] = journal_records([], [encode(settled[event.bet_id])])
+            return placed, decided
     raise AssertionError("the committed streams hold no settled bet")
+
+
+def _placement(journal: bytes) -> BetPlaced:
+    [event] = msgspec.json.decode(journal, type=Journal).inputs
+    assert isinstance(event, BetPlaced)
+    return event
 
 
 def test_a_bet_placed_and_decided_in_one_batch_is_one_row_with_both_halves(
@@ -302,16 +327,16 @@ def test_a_bet_placed_and_decided_in_one_batch_is_one_row_with_both_halves(
     store, reads = Store(engine), Reads(engine)
     batch = Changes()
     batch.feed("accepted", placed, 1)
-    batch.feed("settlements", decided, 2)
+    batch.feed("accepted", decided, 2)
     store.write(batch, {})
-    player_id, bet_id = json.loads(placed)["player_id"], json.loads(placed)["bet_id"]
-    page = reads.history(player_id, limit=10)
+    bet_placed = _placement(placed)
+    page = reads.history(bet_placed.player_id, limit=10)
     assert page is not None
     [bet] = page["bets"]
     assert (bet["bet_id"], bet["status"], bet["seq"]) == (
-        bet_id,
+        bet_placed.bet_id,
         "settled",
-        json.loads(placed)["seq"],
+        bet_placed.seq,
     )
     assert page["total"] == 1
     assert reads.pending() == 0
@@ -328,9 +353,9 @@ def test_a_whole_bet_already_projected_half_is_merged_into_its_row_not_doubled(
     assert reads.pending() == 1
     again = Changes()  # its placement again (say a bet id reused), now with its decision
     again.feed("accepted", placed, 1)
-    again.feed("settlements", decided, 2)
+    again.feed("accepted", decided, 2)
     store.write(again, {})
-    page = reads.history(json.loads(placed)["player_id"], limit=10)
+    page = reads.history(_placement(placed).player_id, limit=10)
     assert page is not None
     assert [b["status"] for b in page["bets"]] == ["settled"]
     assert page["total"] == 1

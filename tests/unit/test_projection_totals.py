@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from schemas.journal import records
 from schemas.records import Refund, Settlement
 from services.history.projection import Changes
 from services.history.tally import LATENCY
@@ -52,14 +53,18 @@ def refund(n: int) -> bytes:
     )
 
 
+def journal(*decisions: bytes) -> bytes:
+    [record] = records([], decisions)
+    return record
+
+
 def test_decisions_are_counted_by_outcome_and_by_how_long_they_waited() -> None:
     changes = Changes()
-    changes.feed("settlements", settlement(1), AT_MS + 3)  # 3 ms: bucket 5
-    changes.feed("settlements", settlement(2), AT_MS + 3)
-    changes.feed("settlements", settlement(3, "lose"), AT_MS + 40)  # bucket 50
-    changes.feed("refunds", refund(4), AT_MS + 70_000)  # past 60 s: +Inf only
-    changes.feed("settlements", settlement(5), AT_MS - 900)  # a clock behind reads 0
-    changes.feed("settlements", settlement(1), AT_MS + 9_999)  # read again: counted once
+    changes.feed("accepted", journal(settlement(1), settlement(2)), AT_MS + 3)  # bucket 5
+    changes.feed("accepted", journal(settlement(3, "lose")), AT_MS + 40)  # bucket 50
+    changes.feed("accepted", journal(refund(4)), AT_MS + 70_000)  # past 60 s: +Inf only
+    changes.feed("accepted", journal(settlement(5)), AT_MS - 900)  # a clock behind reads 0
+    changes.feed("accepted", journal(settlement(1)), AT_MS + 9_999)  # read again: counted once
     totals = changes.totals()
     decisions = {
         labels: n for (name, labels), n in totals.items() if name == "croupier_read_decisions_total"
@@ -73,5 +78,6 @@ def test_decisions_are_counted_by_outcome_and_by_how_long_they_waited() -> None:
     assert buckets == {"5": 3, "50": 1, "+Inf": 1}
     assert totals[(f"{LATENCY}_sum", "")] == 3 + 3 + 40 + 70_000 + 0
     assert totals[(f"{LATENCY}_count", "")] == 5
-    assert totals[("croupier_read_events_total", '{topic="settlements"}')] == 5
+    assert totals[("croupier_read_events_total", '{topic="accepted"}')] == 5
+    assert changes.size == 6
     assert changes.counts == {k: v for k, v in totals.items() if k[0].endswith("events_total")}

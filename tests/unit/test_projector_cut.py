@@ -15,7 +15,7 @@ from services.history.store import Store
 from services.settings import Settings
 
 ACCEPTED = TopicPartition("accepted", 0)
-SETTLEMENTS = TopicPartition("settlements", 0)
+STATS = TopicPartition("table-stats", 0)
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,10 @@ class Consumer:
         return len(self.logs[tp])
 
 
-def projector(max_records: int) -> Projector:
-    settings = Settings(topic_accepted=ACCEPTED.topic, topic_settlements=SETTLEMENTS.topic)
-    p = Projector(settings, Store(create_engine("sqlite://")), max_records=max_records)
-    p.clocks = {ACCEPTED: None, SETTLEMENTS: None}
+def projector(max_messages: int) -> Projector:
+    settings = Settings(topic_accepted=ACCEPTED.topic, topic_table_stats=STATS.topic)
+    p = Projector(settings, Store(create_engine("sqlite://")), max_messages=max_messages)
+    p.clocks = {ACCEPTED: None, STATS: None}
     return p
 
 
@@ -67,9 +67,9 @@ def events(changes: Changes, source: str) -> int:
 
 
 def test_records_read_past_the_partition_behind_wait_for_the_next_batch() -> None:
-    # A sparse accepted partition: one read of it spans 10 s; settlements are dense.
-    consumer = Consumer({ACCEPTED: [0, 5_000, 10_000], SETTLEMENTS: list(range(0, 12_000, 100))})
-    p = projector(max_records=40)
+    # A sparse accepted partition: one read of it spans 10 s; table-stats are dense.
+    consumer = Consumer({ACCEPTED: [0, 5_000, 10_000], STATS: list(range(0, 12_000, 100))})
+    p = projector(max_messages=40)
 
     async def first() -> tuple[Changes, int, int, int]:
         batch, count = await p._gather(consumer, None)
@@ -78,19 +78,19 @@ def test_records_read_past_the_partition_behind_wait_for_the_next_batch() -> Non
             changes,
             count,
             await p._position(consumer, ACCEPTED),
-            await p._position(consumer, SETTLEMENTS),
+            await p._position(consumer, STATS),
         )
 
-    changes, count, accepted_at, settlements_at = asyncio.run(first())
-    # Every record fed is within the slack of the settlements' clock, and none past it.
-    fed_settlements = events(changes, "settlements")
-    assert count == events(changes, "accepted") + fed_settlements >= 40
-    last = consumer.logs[SETTLEMENTS][fed_settlements - 1].timestamp
+    changes, count, accepted_at, stats_at = asyncio.run(first())
+    # Every record fed is within the slack of the table-stats' clock, and none past it.
+    fed_stats = events(changes, "table-stats")
+    assert count == events(changes, "accepted") + fed_stats >= 40
+    last = consumer.logs[STATS][fed_stats - 1].timestamp
     assert [r.timestamp for r in consumer.logs[ACCEPTED][:accepted_at]] == [
         t for t in (0, 5_000, 10_000) if t <= last + 20
     ]
     # Where the batch ends is the first record not fed, whatever was read ahead.
-    assert settlements_at == fed_settlements
+    assert stats_at == fed_stats
     assert consumer.at[ACCEPTED] == 3 > accepted_at
     waiting = p.waiting[ACCEPTED]
     assert [r.offset for r in waiting] == list(range(accepted_at, 3))
@@ -106,9 +106,9 @@ def test_records_read_past_the_partition_behind_wait_for_the_next_batch() -> Non
 
 
 def test_a_partition_with_nothing_more_to_read_holds_nobody_back() -> None:
-    consumer = Consumer({ACCEPTED: [0], SETTLEMENTS: list(range(0, 5_000, 100))})
-    p = projector(max_records=1_000)
+    consumer = Consumer({ACCEPTED: [0], STATS: list(range(0, 5_000, 100))})
+    p = projector(max_messages=1_000)
     batch, count = asyncio.run(p._gather(consumer, None))
     changes = batch.changes
-    assert (events(changes, "accepted"), events(changes, "settlements"), count) == (1, 50, 51)
+    assert (events(changes, "accepted"), events(changes, "table-stats"), count) == (1, 50, 51)
     assert not any(p.waiting.values())
