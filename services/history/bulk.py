@@ -39,6 +39,9 @@ def _staging(name: str, *columns: Column[Any]) -> Table:
 
 
 STAGE_BETS: Final = _staging("stage_bets", *(Column(c.name, c.type) for c in schema.bets.columns))
+STAGE_ROUNDS: Final = _staging(
+    "stage_rounds", *(Column(c.name, c.type) for c in schema.rounds.columns if c.name != "version")
+)
 STAGE_PLAYERS: Final = _staging(
     "stage_players", Column("player_id", schema.Id), Column("bets", BigInteger)
 )

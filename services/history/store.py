@@ -273,21 +273,31 @@ class _Batch:
             if key in fresh:
                 new_rows.append(row | {"version": 0})
             else:
-                old_rows.append({f"k_{k}" if k in _ROUND_KEY else k: v for k, v in row.items()})
+                old_rows.append(row)
         if new_rows:
             bulk.load(self.db, schema.rounds, new_rows)
             self.counts[("croupier_read_rounds", "")] += len(new_rows)
-        if old_rows:
-            self.db.execute(_ROUND_UPDATE, old_rows)
+        if old_rows:  # one statement, not one a round
+            bulk.stage(self.db, bulk.STAGE_ROUNDS, [_in_order(row) for row in old_rows])
+            self.db.execute(_ROUND_UPDATE)
         bulk.load(self.db, schema.steps, steps)
 
     def _load(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[Round, int]]:
+        """The rows of these rounds that exist: on PostgreSQL by two arrays of keys joined to
+        the table (a long list of (table, round) pairs costs more to plan than to run)."""
         found: dict[tuple[str, str], tuple[Round, int]] = {}
         t = schema.rounds
-        for chunk in _chunks(keys):
-            rows = self.db.execute(
-                select(t).where(tuple_(t.c.table_id, t.c.round_id).in_(list(chunk)))
-            ).all()
+        if self.db.dialect.name == "postgresql" and keys:
+            tables, rounds = zip(*keys, strict=True)
+            every = [self.db.execute(_ROUNDS_OF, {"t": list(tables), "r": list(rounds)}).all()]
+        else:
+            every = [
+                self.db.execute(
+                    select(t).where(tuple_(t.c.table_id, t.c.round_id).in_(list(chunk)))
+                ).all()
+                for chunk in _chunks(keys)
+            ]
+        for rows in every:
             for row in rows:
                 found[(row.table_id, row.round_id)] = (_round_of(row), row.steps)
         return found
@@ -407,15 +417,25 @@ _MOVE: Final = update(schema.positions).where(
 _PLAYER_OF: Final = itemgetter(BET_COLUMNS.index("player_id"))
 _ROUND_OF: Final = itemgetter(BET_COLUMNS.index("table_id"), BET_COLUMNS.index("round_id"))
 _THERE: Final = text("SELECT bet_id FROM bets WHERE bet_id = ANY(:ids)")
-_ROUND_KEY: Final = ("table_id", "round_id")
+_SR = bulk.STAGE_ROUNDS
 _ROUND_UPDATE: Final = (
     update(schema.rounds)
-    .where(
-        schema.rounds.c.table_id == bindparam("k_table_id"),
-        schema.rounds.c.round_id == bindparam("k_round_id"),
+    .where(schema.rounds.c.table_id == _SR.c.table_id, schema.rounds.c.round_id == _SR.c.round_id)
+    .values(
+        {c.name: _SR.c[c.name] for c in _SR.columns if c.name not in ("table_id", "round_id")}
+        | {"version": schema.rounds.c.version + 1}
     )
-    .values(version=schema.rounds.c.version + 1)
 )
+"""The staged rounds into their rows, each to a new `version`."""
+_ROUNDS_OF: Final = text(
+    "SELECT r.* FROM unnest(CAST(:t AS text[]), CAST(:r AS text[])) AS k(table_id, round_id) "
+    "JOIN rounds r ON r.table_id = k.table_id AND r.round_id = k.round_id"
+)
+
+
+def _in_order(row: Row) -> tuple[Any, ...]:
+    """A round's row as the staging table's columns."""
+    return tuple(row[c.name] for c in _SR.columns)
 _SB = bulk.STAGE_BETS
 _B = schema.bets
 _TOUCHED: Final = _SB.join(_B, _B.c.bet_id == _SB.c.bet_id)
