@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
-from kafka import KafkaProducer  # type: ignore[import-untyped]
+from kafka import KafkaAdminClient, KafkaProducer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 from pydantic import SecretStr
 
@@ -25,7 +25,7 @@ from services.audit.reader import committed_lag
 from services.security import clients
 from services.settings import Settings
 from services.simulation.streams import Streams, interleave
-from services.topics import ensure
+from services.topics import ensure, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "test-output"
@@ -113,6 +113,16 @@ def environment(settings: Settings) -> dict[str, str]:
 def create_topics(settings: Settings) -> None:
     problems = ensure(settings, out=io.StringIO())
     assert problems == []
+
+
+def delete_topics(settings: Settings) -> None:
+    """Delete every topic of these settings (a benchmark's gigabytes, once measured)."""
+    admin = KafkaAdminClient(**clients.kafka_python(settings))
+    try:
+        names = [p.name for p in plan(settings)]
+        admin.delete_topics([n for n in names if n in set(admin.list_topics())])
+    finally:
+        admin.close()
 
 
 def publish(settings: Settings, streams: Streams, seed: int = 0) -> None:

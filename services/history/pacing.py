@@ -1,19 +1,17 @@
 """Which partitions the projector reads next: the ones furthest behind in Kafka time (pure).
 
-A bet's placement (topic `accepted`, partitioned by table) and its decision (`settlements` or
-`refunds`, partitioned by player) are committed in one transaction, or the decision later. Read
-partition by partition as they happen to be fetched, the two land in different batches, and the
-bet's row is written twice. Read in step by their timestamps, as Kafka Streams picks the record
-with the lowest timestamp across a task's partitions, most land in the same batch and the row is
-written once. Nothing depends on it for correctness: it only decides the order of reads, and where
-a batch ends.
+A bet's placement and its decision are in one partition of `accepted` (a worker transaction's
+journal), so nothing here is needed to bring them together. What it still does is keep the
+partitions in step, as Kafka Streams picks the record with the lowest timestamp across a task's
+partitions, so that a batch ends at about one instant of Kafka time everywhere (a board or a
+rejection is not read far ahead of the journals around it). Nothing depends on it for
+correctness: it only decides the order of reads, and where a batch ends.
 
 A read returns up to STEP records of a partition, which may reach far ahead in Kafka time (a
 sparse partition's thousand records can span a second), so what was read is fed to the batch only
 up to `bound`: the records past it wait in memory, unfed, and the partition's position stored with
 the batch is that of its first waiting record (a restart reads them again). A batch thus ends at
-about one instant of Kafka time on every partition, and a bet's two halves are cut apart only
-when their timestamps straddle it.
+about one instant of Kafka time on every partition.
 """
 
 from __future__ import annotations

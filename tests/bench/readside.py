@@ -39,7 +39,7 @@ from services.settings import Settings
 from tests.bench.pipeline import rate, start, stop
 from tests.database import fresh_url
 from tests.e2e.support import free_port
-from tests.kafka import create_topics, environment, isolated_settings
+from tests.kafka import create_topics, delete_topics, environment, isolated_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "test-output" / "bench-readside"
@@ -363,6 +363,15 @@ def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
 def main() -> int:
     s = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
     create_topics(s)
+    empty_settings = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
+    try:
+        return measure(s, empty_settings)
+    finally:  # some 15 GB of topics at 10,000,000 bets: a few runs would fill the disk
+        delete_topics(s)
+        delete_topics(empty_settings)
+
+
+def measure(s: Settings, empty_settings: Settings) -> int:
     say(f"publishing {BETS:,} bets ...")
     bets, events, big_round = preload(s)
     say(f"croupier workers ({WORKERS}) settle them ...")
@@ -388,7 +397,6 @@ def main() -> int:
         projected = project(s, full, bets)
         say(f"  projector: {projected['bets_per_s']:,.0f} bets/s")
         restart_full = [restart(s, full) for _ in range(3)]
-        empty_settings = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
         create_topics(empty_settings)
         empty = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
         restart_empty = [restart(empty_settings, empty) for _ in range(3)]
