@@ -119,7 +119,7 @@ class Progress:
 class Projector:
     """Follow the topics into the store, batch by batch, until stopped."""
 
-    def __init__(self, settings: Settings, store: Store, *, max_messages: int = 50000) -> None:
+    def __init__(self, settings: Settings, store: Store, *, max_messages: int = 200_000) -> None:
         self.settings = settings
         self.store = store
         self.roles = sources(settings)
@@ -223,9 +223,9 @@ class Projector:
     ) -> tuple[Prepared, int]:
         """The next batch: what arrives within 100 ms, and for as long as the batch before is
         still being written, up to max_messages inputs and decisions (a transaction costs a
-        commit and a dozen
-        statements whatever its size); read in step across partitions by timestamp, and fed only
-        up to the bound of the partitions behind (pacing): the rest waits for the next batch."""
+        commit and a dozen statements whatever its size); read in step across partitions by
+        timestamp, and fed only up to the bound of the partitions behind (pacing): the rest
+        waits for the next batch."""
         changes = Changes()
         preparing = self.store.preparing(changes)
         clocks, waiting = self.clocks, self.waiting

@@ -436,6 +436,8 @@ _ROUNDS_OF: Final = text(
 def _in_order(row: Row) -> tuple[Any, ...]:
     """A round's row as the staging table's columns."""
     return tuple(row[c.name] for c in _SR.columns)
+
+
 _SB = bulk.STAGE_BETS
 _B = schema.bets
 _TOUCHED: Final = _SB.join(_B, _B.c.bet_id == _SB.c.bet_id)
