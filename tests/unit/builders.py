@@ -6,7 +6,8 @@ from typing import Any
 
 import msgspec
 
-from schemas.records import Record
+from schemas.codec import encode
+from schemas.records import Record, Refund, Settlement
 from services.settlement.fold import Fold
 
 AT = "2026-11-29T12:00:00Z"
@@ -81,3 +82,48 @@ def rounds(*raws: bytes) -> list[tuple[str, bytes]]:
 
 def bets(*raws: bytes) -> list[tuple[str, bytes]]:
     return [("bets", raw) for raw in raws]
+
+
+def settlement_record(
+    n: int, result: str = "win", *, player_id: str = "P1", at: str = "2026-11-01T00:00:00Z"
+) -> bytes:
+    """The encoded settlement of bet b<n> of round T1-R1 (a Sic Bo big bet of 100)."""
+    return encode(
+        Settlement(
+            v=1,
+            settlement_id=f"settlement:b{n}",
+            bet_id=f"b{n}",
+            round_id="T1-R1",
+            table_id="T1",
+            player_id=player_id,
+            game="sicbo",
+            kind="big",
+            pick=(),
+            stake=100,
+            currency="EUR",
+            result=result,  # type: ignore[arg-type]
+            payout=200 if result == "win" else 0,
+            dice=(4, 5, 6),
+            at=at,
+        )
+    )
+
+
+def refund_record(
+    n: int, reason: str = "round_cancelled", *, at: str = "2026-11-01T00:00:00Z"
+) -> bytes:
+    """The encoded refund of bet b<n> of round T1-R1 (a stake of 100)."""
+    return encode(
+        Refund(
+            v=1,
+            refund_id=f"refund:b{n}",
+            bet_id=f"b{n}",
+            round_id="T1-R1",
+            table_id="T1",
+            player_id="P1",
+            amount=100,
+            currency="EUR",
+            reason=reason,  # type: ignore[arg-type]
+            at=at,
+        )
+    )

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from schemas.codec import encode
 from schemas.events import BetPlaced
 from schemas.journal import Journal, records
-from schemas.records import Refund, Settlement
+from tests.unit.builders import refund_record, settlement_record
 
 AT = "2026-11-01T00:00:00Z"
 
@@ -25,42 +25,11 @@ def bet(n: int, padding: int = 0) -> bytes:
 
 
 def settlement(n: int) -> bytes:
-    return encode(
-        Settlement(
-            v=1,
-            settlement_id=f"settlement:b{n}",
-            bet_id=f"b{n}",
-            round_id="T1-R1",
-            table_id="T1",
-            player_id=f"P{n % 3}",
-            game="sicbo",
-            kind="big",
-            pick=(),
-            stake=100 + n,
-            currency="EUR",
-            result="win",
-            payout=2 * (100 + n),
-            dice=(4, 5, 6),
-            at=AT,
-        )
-    )
+    return settlement_record(n, player_id=f"P{n % 3}", at=AT)
 
 
 def refund(n: int) -> bytes:
-    return encode(
-        Refund(
-            v=1,
-            refund_id=f"refund:b{n}",
-            bet_id=f"b{n}",
-            round_id="T1-R1",
-            table_id="T1",
-            player_id=f"P{n % 3}",
-            amount=100 + n,
-            currency="EUR",
-            reason="late_bet",
-            at=AT,
-        )
-    )
+    return refund_record(n, "late_bet", at=AT)
 
 
 def read(made: list[bytes]) -> list[Journal]:

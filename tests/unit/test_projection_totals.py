@@ -3,54 +3,21 @@ decision's `at` to its commit (worked examples)."""
 
 from __future__ import annotations
 
-import msgspec
-
 from schemas.journal import records
-from schemas.records import Refund, Settlement
 from services.history.projection import Changes
 from services.history.tally import LATENCY
+from tests.unit.builders import refund_record, settlement_record
 
 AT = "2026-11-01T00:00:00Z"
 AT_MS = 1_793_491_200_000  # AT in milliseconds since the epoch
 
 
 def settlement(n: int, result: str = "win") -> bytes:
-    return msgspec.json.encode(
-        Settlement(
-            v=1,
-            settlement_id=f"settlement:b{n}",
-            bet_id=f"b{n}",
-            round_id="T1-R1",
-            table_id="T1",
-            player_id="P1",
-            game="sicbo",
-            kind="big",
-            pick=(),
-            stake=100,
-            currency="EUR",
-            result=result,  # type: ignore[arg-type]
-            payout=200 if result == "win" else 0,
-            dice=(4, 5, 6),
-            at=AT,
-        )
-    )
+    return settlement_record(n, result, at=AT)
 
 
 def refund(n: int) -> bytes:
-    return msgspec.json.encode(
-        Refund(
-            v=1,
-            refund_id=f"refund:b{n}",
-            bet_id=f"b{n}",
-            round_id="T1-R1",
-            table_id="T1",
-            player_id="P1",
-            amount=100,
-            currency="EUR",
-            reason="round_cancelled",
-            at=AT,
-        )
-    )
+    return refund_record(n, at=AT)
 
 
 def journal(*decisions: bytes) -> bytes:
