@@ -33,7 +33,9 @@ class Journal(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="
     decisions: tuple[Decision, ...] = ()
 
 
-_HEAD: Final = b'{"type":"journal","v":1,"inputs":['
+PREFIX: Final = b'{"type":"journal"'
+"""How every journal record begins (what tells one from an input written alone)."""
+_HEAD: Final = PREFIX + b',"v":1,"inputs":['
 _MIDDLE: Final = b'],"decisions":['
 _TAIL: Final = b"]}"
 _FRAME: Final = len(_HEAD) + len(_MIDDLE) + len(_TAIL)

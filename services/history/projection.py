@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, assert_never
 
 import msgspec
 
+from schemas import journal
 from schemas.codec import Invalid, decode_event
 from schemas.events import AnyEvent, BetPlaced, RoundEvent
 from schemas.journal import Journal
@@ -30,7 +31,6 @@ SOURCES: Final[tuple[Source, ...]] = ("accepted", "table-stats", "rejected")
 
 _ACCEPTED: Final = msgspec.json.Decoder(Journal | AnyEvent)
 """A journal, or one accepted input alone (as workers before journals wrote the topic)."""
-_JOURNAL: Final = b'{"type":"journal"'
 _STATS: Final = msgspec.json.Decoder(TableStats)
 _REJECTED: Final = msgspec.json.Decoder(Rejected)
 _ENCODE: Final = msgspec.json.encode
@@ -121,7 +121,7 @@ class Changes:
         try:
             read: Journal | AnyEvent | Invalid = _ACCEPTED.decode(raw)
         except (msgspec.DecodeError, RecursionError) as error:
-            if raw.startswith(_JOURNAL):
+            if raw.startswith(journal.PREFIX):
                 raise Unreadable(f"a journal that does not decode: {error}") from error
             _, read = decode_event(raw)  # the slow path names what is wrong in an input
         match read:
