@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
+import pytest
 from kafka import KafkaAdminClient, KafkaProducer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 from pydantic import SecretStr
@@ -70,6 +71,30 @@ def reachable(address: str) -> bool:
         return False
 
 
+_MADE: list[Settings] = []
+"""Every isolated_settings made in this test session, whose topics `session_broker` deletes."""
+
+
+@contextmanager
+def session_broker() -> Iterator[str]:
+    """The broker of a test session (its tests fail, saying how to start one, if none answers);
+    when the session ends, the topics of the isolated settings made for it are deleted, so that a
+    developer's long-lived broker does not grow by every run's gigabytes."""
+    address = bootstrap()
+    if not reachable(address):
+        pytest.fail(
+            f"no Kafka broker at {address}: run `make kafka-up` (or set KAFKA_BOOTSTRAP) and retry",
+            pytrace=False,
+        )
+    yield address
+    made = [s for s in _MADE if s.kafka_bootstrap == address]
+    if made and reachable(address):
+        try:
+            delete_topics(*made)
+        except KafkaError as error:  # the tests' outcome stands; only the clean-up is left
+            print(f"could not delete the test topics on {address}: {error!r}", file=sys.stderr)
+
+
 def isolated_settings(address: str, partitions: int = 4, **extra: object) -> Settings:
     """Settings with topic names, group and transactional ids of their own, for one test."""
     tag = f"t{uuid.uuid4().hex[:10]}"
@@ -87,7 +112,7 @@ def isolated_settings(address: str, partitions: int = 4, **extra: object) -> Set
             "state",
         )
     }
-    return Settings(
+    made = Settings(
         kafka_bootstrap=address,
         partitions=partitions,
         output_partitions=partitions,
@@ -96,6 +121,8 @@ def isolated_settings(address: str, partitions: int = 4, **extra: object) -> Set
         **names,  # type: ignore[arg-type]
         **extra,  # type: ignore[arg-type]
     )
+    _MADE.append(made)
+    return made
 
 
 def environment(settings: Settings) -> dict[str, str]:
@@ -115,12 +142,15 @@ def create_topics(settings: Settings) -> None:
     assert problems == []
 
 
-def delete_topics(settings: Settings) -> None:
-    """Delete every topic of these settings (a benchmark's gigabytes, once measured)."""
-    admin = KafkaAdminClient(**clients.kafka_python(settings))
+def delete_topics(*every: Settings) -> None:
+    """Delete every topic of these settings, all on one broker (a benchmark's gigabytes, once
+    measured; a test session's topics, once it ends)."""
+    admin = KafkaAdminClient(**clients.kafka_python(every[0]))
     try:
-        names = [p.name for p in plan(settings)]
-        admin.delete_topics([n for n in names if n in set(admin.list_topics())])
+        there = set(admin.list_topics())
+        names = [p.name for settings in every for p in plan(settings) if p.name in there]
+        for start in range(0, len(names), 100):
+            admin.delete_topics(names[start : start + 100])
     finally:
         admin.close()
 

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
-from tests.kafka import bootstrap, reachable
+from tests.kafka import session_broker
 
 
 @pytest.fixture(scope="session")
-def kafka() -> str:
-    address = bootstrap()
-    if not reachable(address):
-        pytest.fail(
-            f"no Kafka broker at {address}: run `make kafka-up` (or set KAFKA_BOOTSTRAP) and retry",
-            pytrace=False,
-        )
-    return address
+def kafka() -> Iterator[str]:
+    with session_broker() as address:
+        yield address

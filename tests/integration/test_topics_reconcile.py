@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 import pytest
 from kafka.admin import (  # type: ignore[import-untyped]
@@ -13,7 +14,7 @@ from kafka.admin import (  # type: ignore[import-untyped]
 )
 
 from services.topics import ensure, plan
-from tests.kafka import isolated_settings
+from tests.kafka import delete_topics, isolated_settings
 
 pytestmark = pytest.mark.kafka
 
@@ -89,3 +90,23 @@ def test_a_smaller_input_topic_is_reported_as_a_problem_with_what_to_do(kafka: s
     assert f"{settings.topic_rounds} has 3 partitions and {settings.topic_bets} has 2" in problem
     assert f"cannot fix {settings.topic_bets}: 2 partitions, 3 planned" in out.getvalue()
     assert f"--alter --topic {settings.topic_bets} --partitions 3" in out.getvalue()
+
+
+def test_the_topics_of_two_test_settings_are_deleted_together_and_no_other(kafka: str) -> None:
+    first, second, kept = (isolated_settings(kafka, partitions=1) for _ in range(3))
+    for settings in (first, second, kept):
+        assert ensure(settings, io.StringIO()) == []
+    ours = {p.name for s in (first, second) for p in plan(s)}
+
+    delete_topics(first, second)
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka)
+    try:
+        deadline = time.monotonic() + 30  # a deletion is done by the controller, soon after
+        while ours & set(admin.list_topics()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        there = set(admin.list_topics())
+    finally:
+        admin.close()
+    assert not ours & there
+    assert {p.name for p in plan(kept)} <= there
