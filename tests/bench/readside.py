@@ -9,7 +9,10 @@
    same on an empty database over empty topics (process start included).
 4. p50/p99 over HTTP (`croupier api --serve-only`, one kept-alive connection) of the first page
    of a player's history (10,000 bets), of a page deep in it (by cursor), and of the recall of the
-   10,000-bet round.
+   10,000-bet round: right after the projection, while the server is still vacuuming and writing
+   out what it loaded (how often an autovacuum worker ran during the queries, and the
+   checkpoints, are printed beside them), and again once it has settled (`VACUUM (ANALYZE)` and
+   a `CHECKPOINT` run by the benchmark).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import re
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -30,7 +34,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select, text
 
 from services.history import schema
 from services.history.migrate import upgrade
@@ -321,6 +325,63 @@ def timed(conn: http.client.HTTPConnection, path: str) -> tuple[float, Any]:
     return took, json.loads(body)
 
 
+class Activity:
+    """What the database server did in the background while the queries ran: how many of the
+    samples (every 50 ms) saw an autovacuum worker, and how many checkpoints began."""
+
+    _NOW = text(
+        "SELECT (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'),"
+        " (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
+    )
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.samples = self.vacuuming = 0
+        self.done = threading.Event()
+        self.checkpoints = (0, 0)
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> Activity:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def _watch(self) -> None:
+        with self.engine.connect() as db:
+            first = last = 0
+            while True:
+                workers, last = db.execute(self._NOW).one()
+                db.rollback()  # each sample sees the server now, not a snapshot
+                first = first or last
+                self.samples += 1
+                self.vacuuming += workers > 0
+                if self.done.wait(0.05):
+                    break
+            self.checkpoints = (first, last)
+
+    def __str__(self) -> str:
+        share = self.vacuuming / max(1, self.samples)
+        began = self.checkpoints[1] - self.checkpoints[0]
+        return f"autovacuum running in {share:.0%} of {self.samples} samples, {began} checkpoint(s)"
+
+
+def settle(database: str) -> float:
+    """VACUUM (ANALYZE) the database and CHECKPOINT, as an operator would after a bulk load;
+    the seconds it took."""
+    began = time.monotonic()
+    engine = connect(database)
+    try:
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as db:
+            db.execute(text("VACUUM (ANALYZE)"))
+            db.execute(text("CHECKPOINT"))
+    finally:
+        engine.dispose()
+    return time.monotonic() - began
+
+
 def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
     env = environment(s) | {"DATABASE_URL": database, "CROUPIER_API_PORT": str(free_port())}
     port = int(env["CROUPIER_API_PORT"])
@@ -337,27 +398,36 @@ def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
             except (OSError, AssertionError):
                 assert time.monotonic() < deadline, "the API did not answer"
                 time.sleep(0.2)
-        player = "P00007"
-        _, page = timed(conn, f"/players/{player}/bets?limit=50")
-        assert page["total"] == 10_000, page["total"]
-        firsts = [timed(conn, f"/players/{player}/bets?limit=50")[0] for _ in range(QUERIES)]
-        deep: list[float] = []
-        cursor = page["next_cursor"]
-        while len(deep) < QUERIES and cursor:
-            took, page = timed(conn, f"/players/{player}/bets?limit=50&cursor={cursor}")
-            deep.append(took)
-            cursor = page["next_cursor"]
-        table = big_round.split("-")[0]
-        took, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
-        assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
-        recalls = [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
-        return {
-            "history first page (50 of 10,000)": percentiles(firsts),
-            "history page by cursor": percentiles(deep),
-            "round recall, 10,000 bets": percentiles(recalls),
-        }
+        engine = connect(database)
+        with Activity(engine) as activity:
+            answers = _answers(conn, big_round)
+        engine.dispose()
+        return answers | {"the server meanwhile": str(activity)}
     finally:
         stop([proc])
+
+
+def _answers(conn: http.client.HTTPConnection, big_round: str) -> dict[str, str]:
+    """p50/p99 of the three queries, after one of each to check its answer."""
+    player = "P00007"
+    _, page = timed(conn, f"/players/{player}/bets?limit=50")
+    assert page["total"] == 10_000, page["total"]
+    firsts = [timed(conn, f"/players/{player}/bets?limit=50")[0] for _ in range(QUERIES)]
+    deep: list[float] = []
+    cursor = page["next_cursor"]
+    while len(deep) < QUERIES and cursor:
+        took, page = timed(conn, f"/players/{player}/bets?limit=50&cursor={cursor}")
+        deep.append(took)
+        cursor = page["next_cursor"]
+    table = big_round.split("-")[0]
+    took, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
+    assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
+    recalls = [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
+    return {
+        "history first page (50 of 10,000)": percentiles(firsts),
+        "history page by cursor": percentiles(deep),
+        "round recall, 10,000 bets": percentiles(recalls),
+    }
 
 
 def main() -> int:
@@ -400,7 +470,12 @@ def measure(s: Settings, empty_settings: Settings) -> int:
         create_topics(empty_settings)
         empty = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
         restart_empty = [restart(empty_settings, empty) for _ in range(3)]
+        say("queries right after the projection ...")
         answers = queries(s, full, big_round)
+        say("VACUUM (ANALYZE) and CHECKPOINT ...")
+        settled_in = settle(full)
+        say(f"  settled in {settled_in:.0f} s; queries again ...")
+        settled = queries(s, full, big_round)
     rss = projected["rss"]
     last = max(rss) if rss else 0
     print(f"bets: {bets:,} ({events:,} round events), {PARTITIONS} partitions, {WORKERS} worker(s)")
@@ -426,8 +501,12 @@ def measure(s: Settings, empty_settings: Settings) -> int:
     )
     print(f"{'  its steps (full):':<28}" + "; ".join(steps for _, steps in restart_full))
     print(f"{'  its steps (empty):':<28}" + "; ".join(steps for _, steps in restart_empty))
+    print("HTTP, right after the projection:")
     for name, figure in answers.items():
-        print(f"{name + ':':<28}{figure}")
+        print(f"  {name + ':':<36}{figure}")
+    print(f"HTTP, after VACUUM (ANALYZE) and CHECKPOINT ({settled_in:.0f} s):")
+    for name, figure in settled.items():
+        print(f"  {name + ':':<36}{figure}")
     return 0
 
 
