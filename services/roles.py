@@ -81,6 +81,6 @@ def grants(settings: Settings) -> dict[Role, tuple[Grant, ...]]:
             ),
         ),
         Role.WALLET: _read(paid),
-        Role.READSIDE: _read(s.outputs),
+        Role.READSIDE: _read(s.projected),
         Role.AUDITOR: _read(every),
     }

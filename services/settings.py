@@ -128,6 +128,11 @@ class Settings(BaseSettings):
         return (self.topic_rounds, self.topic_bets)
 
     @property
+    def projected(self) -> tuple[str, str, str]:
+        """What the read side's projector reads: the workers' journals, the boards, the refusals."""
+        return (self.topic_accepted, self.topic_table_stats, self.topic_rejected)
+
+    @property
     def outputs(self) -> tuple[str, str, str, str, str, str]:
         return (
             self.topic_settlements,

@@ -29,7 +29,7 @@ from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from services.history import pacing
-from services.history.projection import Changes, Source
+from services.history.projection import SOURCES, Changes, Source
 from services.history.store import Conflict, Position, Prepared, Store
 from services.security import clients
 from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied
@@ -42,11 +42,7 @@ T = TypeVar("T")
 
 def sources(settings: Settings) -> dict[str, Source]:
     """The topic name of each input of the projector."""
-    return {
-        settings.topic_accepted: "accepted",
-        settings.topic_table_stats: "table-stats",
-        settings.topic_rejected: "rejected",
-    }
+    return dict(zip(settings.projected, SOURCES, strict=True))
 
 
 async def partitions_of(

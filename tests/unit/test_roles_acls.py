@@ -41,9 +41,12 @@ def test_the_wallet_role_reads_what_pays_and_writes_nothing() -> None:
     assert not any(b.operation == "Write" for b in _of(Role.WALLET))
 
 
-def test_the_readside_role_reads_the_outputs_but_not_the_inputs() -> None:
-    assert _topics(Role.READSIDE, "Read") == set(S.outputs)
-    assert not {"rounds", "bets", "settlement-state"} & {b.name for b in _of(Role.READSIDE)}
+def test_the_readside_role_reads_the_journals_boards_and_refusals_and_nothing_else() -> None:
+    assert _topics(Role.READSIDE, "Read") == {"accepted", "table-stats", "rejected"}
+    assert not {"rounds", "bets", "settlement-state", "settlements", "refunds", "adjustments"} & {
+        b.name for b in _of(Role.READSIDE)
+    }
+    assert not any(b.operation == "Write" for b in _of(Role.READSIDE))
 
 
 def test_the_auditor_role_reads_every_topic_and_writes_none() -> None:
