@@ -29,6 +29,12 @@ class Invalid(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
 
 
+def payload(value: bytes | None) -> bytes:
+    """A Kafka record's value as the bytes the decoders take: a record with no value (null, as
+    a tombstone has) is an empty message, which is malformed like any input that is not JSON."""
+    return b"" if value is None else value
+
+
 read_event: Final = _EVENTS.decode
 """The fast path of `decode_event`: the event of a valid line, else msgspec.DecodeError."""
 
@@ -90,6 +96,12 @@ def diagnose(
     raw: bytes, types: frozenset[str], topic: str, typed: msgspec.json.Decoder[Any]
 ) -> Invalid:
     """The slow path, taken only for bad input: name the first thing wrong, in contract order."""
+    if not raw.strip():
+        return Invalid(
+            reason="malformed",
+            detail="an empty message (no value, or a null one as a tombstone has): expected a "
+            "JSON event",
+        )
     try:
         value = _ANY.decode(raw)
     except msgspec.DecodeError as error:

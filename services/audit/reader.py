@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+from schemas.codec import payload
 from services.security import clients
 from services.security.denied import partitions as readable
 from services.settings import Settings
@@ -67,7 +68,7 @@ def read_topic(
                             partition=tp.partition,
                             offset=r.offset,
                             key=r.key,
-                            value=r.value,
+                            value=payload(r.value),  # a null value: an empty message
                             timestamp=r.timestamp,
                         )
                 done += len(records)

@@ -19,7 +19,7 @@ from typing import Any, Final, Literal, assert_never
 import msgspec
 
 from schemas import journal
-from schemas.codec import Invalid, decode_event
+from schemas.codec import Invalid, decode_event, payload
 from schemas.events import AnyEvent, BetPlaced, RoundEvent
 from schemas.journal import Journal
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
@@ -69,12 +69,13 @@ class Changes:
     size: int = 0
     """How many messages were fed: inputs and decisions (a journal's each), other records."""
 
-    def feed(self, source: Source, raw: bytes, timestamp_ms: int = 0) -> None:
-        """Add one message of a topic; `timestamp_ms` is its Kafka timestamp."""
+    def feed(self, source: Source, value: bytes | None, timestamp_ms: int = 0) -> None:
+        """Add one message of a topic; `timestamp_ms` is its Kafka timestamp. One with no value
+        (null) is unreadable, like any that does not decode."""
         self.counts[_EVENTS[source]] += 1
         self.size += 1
         try:
-            self._feed(source, raw, timestamp_ms)
+            self._feed(source, payload(value), timestamp_ms)
         except (msgspec.DecodeError, Unreadable) as error:
             self._unreadable(source, error)
 
@@ -88,13 +89,13 @@ class Changes:
                 accept = self._accepted
                 for record in records:
                     try:
-                        accept(record.value, record.timestamp)
+                        accept(payload(record.value), record.timestamp)
                     except (msgspec.DecodeError, Unreadable) as error:
                         self._unreadable(source, error)
             case _:
                 for record in records:
                     try:
-                        self._feed(source, record.value, record.timestamp)
+                        self._feed(source, payload(record.value), record.timestamp)
                     except (msgspec.DecodeError, Unreadable) as error:
                         self._unreadable(source, error)
 

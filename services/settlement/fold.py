@@ -17,6 +17,7 @@ from schemas.codec import (
     decode_bet,
     decode_event,
     decode_round,
+    payload,
     read_event,
     rejected,
 )
@@ -85,8 +86,10 @@ class Fold:
         self.pending = 0
         self.journal: Journal | None = Journal() if journal else None
 
-    def feed(self, topic: str, raw: bytes) -> list[Record]:
-        """The records one message of `rounds` or `bets` produces, in the order to write them."""
+    def feed(self, topic: str, value: bytes | None) -> list[Record]:
+        """The records one message of `rounds` or `bets` produces, in the order to write them;
+        a message with no value (a Kafka record's null) is rejected as malformed."""
+        raw = payload(value)
         if topic == "bets":
             bet = decode_bet(raw)
             if isinstance(bet, Invalid):

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from schemas.codec import payload
 from services.security import clients
 from services.security.denied import partitions as readable
 from services.settings import Settings
@@ -53,7 +54,7 @@ class Feed:
         for tp, records in batch.items():
             role = self.roles[tp.topic]
             for r in records:
-                board.read(role, r.value, now)
+                board.read(role, payload(r.value), now)
                 n += 1
         return n
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import msgspec
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
+from schemas.codec import payload
 from services.security import clients
 from services.security.denied import partitions as readable
 from services.security.login import check
@@ -77,7 +78,7 @@ def consume(
                 for r in records:
                     progress.read += 1
                     try:
-                        credits.append(credit_of(r.value))
+                        credits.append(credit_of(payload(r.value)))
                     except msgspec.DecodeError:
                         progress.unreadable[tp.topic] += 1
             positions = {(tp.topic, tp.partition): consumer.position(tp) for tp in batch}

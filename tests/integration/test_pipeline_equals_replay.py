@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 import msgspec
+from kafka import KafkaProducer  # type: ignore[import-untyped]
 
 from schemas.codec import encode
 from services.audit.reader import read_topic
+from services.security import clients
 from services.settings import Settings
 from services.settlement.fold import Fold
 from services.simulation.streams import Profile, Streams, generate
@@ -76,4 +78,28 @@ def test_a_worker_restarted_mid_stream_continues_without_loss_or_repeat(kafka: s
     both = Streams(rounds=first.rounds + second.rounds, bets=first.bets + second.bets)
     expected, expected_stats = _replay(both)
     assert records == expected
+    assert stats == expected_stats
+
+
+def test_records_with_no_value_are_rejected_as_empty_and_stop_nothing(kafka: str) -> None:
+    settings = isolated_settings(kafka, partitions=2)
+    create_topics(settings)
+    streams = generate(11, tables=4, rounds=4, profile=Profile(bets_per_round=(1, 10)))
+    producer = KafkaProducer(**clients.kafka_python(settings), acks="all")
+    try:  # a tombstone on each input topic, ahead of every event of its table
+        for topic in (settings.topic_rounds, settings.topic_bets):
+            producer.send(topic, key=b"T000", value=None)
+        producer.flush()
+    finally:
+        producer.close()
+    publish(settings, streams, seed=11)
+    with workers(settings, 1):
+        wait_caught_up(settings)
+
+    records, stats = _committed(settings)
+    expected, expected_stats = _replay(streams)
+    empty = [encode(r) for topic in ("rounds", "bets") for r in Fold().feed(topic, None)]
+    assert [msgspec.json.decode(raw)["reason"] for raw in empty] == ["malformed", "malformed"]
+    assert all(b'"raw":""' in raw and b"empty message" in raw for raw in empty)
+    assert records == expected + Counter(empty)
     assert stats == expected_stats
