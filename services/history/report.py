@@ -16,6 +16,9 @@ from services.history import schema
 from services.reports.figures import Report
 
 _JSON: Final = msgspec.json.Decoder()
+_STREAMED: Final = 10_000
+"""Rows fetched at a time (a server-side cursor on PostgreSQL), so memory does not grow with
+the history."""
 _FATES: Final = frozenset({"round.result", "round.cancelled", "round.corrected", "round.voided"})
 
 
@@ -27,13 +30,13 @@ def build(db: Connection, table_id: str | None = None) -> Report:
     def only(table: Any, query: Any) -> Any:
         return query if table_id is None else query.where(table.c.table_id == table_id)
 
-    for row in db.execute(only(r, select(r.c.table_id, r.c.round_id, r.c.game))):
+    for row in _rows(db, only(r, select(r.c.table_id, r.c.round_id, r.c.game))):
         if row.game is not None:
             report.opened(row.table_id, row.round_id, row.game)
     steps = only(s, select(s.c.table_id, s.c.round_id, s.c.step)).order_by(
         s.c.table_id, s.c.round_id, s.c.n
     )
-    for row in db.execute(steps):
+    for row in _rows(db, steps):
         step = _JSON.decode(row.step)
         if step["type"] in _FATES:
             report.event(
@@ -60,7 +63,7 @@ def build(db: Connection, table_id: str | None = None) -> Report:
             b.c.status,
         ).where(b.c.status.in_(("settled", "refunded"))),
     )
-    for row in db.execute(decided):
+    for row in _rows(db, decided):
         if row.status == "settled":
             report.settled(
                 row.table_id,
@@ -76,6 +79,11 @@ def build(db: Connection, table_id: str | None = None) -> Report:
         else:
             report.refunded(row.table_id, row.round_id, row.decided_at, row.currency, row.stake)
     adjusted = only(a, select(a.c.table_id, a.c.round_id, a.c.at, a.c.currency, a.c.delta))
-    for row in db.execute(adjusted):
+    for row in _rows(db, adjusted):
         report.adjusted(row.table_id, row.round_id, row.at, row.currency, row.delta)
     return report
+
+
+def _rows(db: Connection, query: Any) -> Any:
+    """The query's rows, fetched `_STREAMED` at a time."""
+    return db.execute(query.execution_options(yield_per=_STREAMED))
