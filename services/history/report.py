@@ -1,19 +1,25 @@
 """The regulator's report from the read side's database: the same figures as from a replay file.
 
-The rows the projector stored (accepted round events as steps, decided bets, adjustments) are fed
-to the one report core, `services.reports.figures`, so a report from the database and one from
-`croupier report FILE` of the same events agree figure for figure.
+Each batch's accepted round events, decisions and adjustments are fed to the one report core,
+`services.reports.figures` (`of_batch`), and the figures it makes are added to the report's tables
+in the batch's transaction (`store`); `build` reads them back. So a report from the database and
+one from `croupier report FILE` of the same events agree figure for figure, and a report reads a
+few rows a table and day, whatever the history. `from_rows` feeds the core every stored row
+instead (the migration that made the tables fills them with it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any, Final
 
 import msgspec
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, select, tuple_
 
-from services.history import schema
-from services.reports.figures import Report
+from services.history import bulk, schema
+from services.history.projection import BET_COLUMNS, Changes
+from services.reports.figures import Correction, Money, Report, Rounds
 
 _JSON: Final = msgspec.json.Decoder()
 _STREAMED: Final = 10_000
@@ -22,8 +28,8 @@ the history."""
 _FATES: Final = frozenset({"round.result", "round.cancelled", "round.corrected", "round.voided"})
 
 
-def build(db: Connection, table_id: str | None = None) -> Report:
-    """The report over every table (or one), from the database as it stands."""
+def from_rows(db: Connection, table_id: str | None = None) -> Report:
+    """The report over every table (or one), from every row the database holds."""
     report = Report()
     r, s, b, a = schema.rounds, schema.steps, schema.bets, schema.adjustments
 
@@ -87,3 +93,222 @@ def build(db: Connection, table_id: str | None = None) -> Report:
 def _rows(db: Connection, query: Any) -> Any:
     """The query's rows, fetched `_STREAMED` at a time."""
     return db.execute(query.execution_options(yield_per=_STREAMED))
+
+
+_M, _R, _C = schema.report_money, schema.report_rounds, schema.report_corrections
+_OUTCOME: Final = msgspec.json.Decoder(list[int | str] | None)
+_CHUNK: Final = 400
+
+
+def build(db: Connection, table_id: str | None = None) -> Report:
+    """The report over every table (or one), from the figures the projector keeps."""
+    report = Report()
+    money, rounds, corrections = (select(t) for t in (_M, _R, _C))
+    if table_id is not None:
+        money = money.where(_M.c.table_id == table_id)
+        rounds = rounds.where(_R.c.table_id == table_id)
+        corrections = corrections.where(_C.c.table_id == table_id)
+    for row in db.execute(money):
+        report.money[(row.table_id, row.game, row.day, row.currency)] = _money(row)
+    for row in db.execute(rounds):
+        report.rounds[(row.table_id, row.game, row.day)] = _rounds(row)
+    order = (_C.c.table_id, _C.c.round_id, _C.c.n)
+    for row in db.execute(corrections.order_by(*order)):
+        report.corrections.append(
+            Correction(
+                table_id=row.table_id,
+                round_id=row.round_id,
+                game=row.game,
+                day=row.day,
+                at=row.at,
+                n=row.n,
+                cause=row.cause,
+                reason=row.reason,
+                authorized_by=row.authorized_by,
+                before=_OUTCOME.decode(row.before) if row.before is not None else None,
+                after=_OUTCOME.decode(row.after) if row.after is not None else None,
+            )
+        )
+    return report
+
+
+def of_batch(
+    changes: Changes,
+    games: Mapping[tuple[str, str], str],
+    outcomes: Mapping[tuple[str, str], list[int | str]],
+    numbers: Mapping[tuple[str, str], int],
+) -> Report:
+    """The figures one batch adds: its accepted round events in order, then its decisions and
+    adjustments, given the games of the rounds it touches and, for those it corrects or voids,
+    their outcome and count of corrections before it. The decisions that count in one place of
+    the report (`Report.money_slot`) for one wager are fed together, summed: the core's exact
+    fractions are computed per wager and place, not per bet."""
+    report = Report()
+    report.games.update(games)
+    report.outcomes.update(outcomes)
+    report.numbers.update(numbers)
+    for event, _ in changes.round_events:
+        report.accepted(event)
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for row in changes.decisions.values():
+        key = (
+            row[_STATUS],
+            row[_TABLE],
+            row[_ROUND],
+            row[_DECIDED_AT],
+            row[_CURRENCY],
+            row[_GAME],
+            row[_KIND],
+            row[_PICK],
+        )
+        summed = groups.get(key)
+        if summed is None:
+            groups[key] = [1, row[_STAKE], row[_PAYOUT] or 0]
+        else:
+            summed[0] += 1
+            summed[1] += row[_STAKE]
+            summed[2] += row[_PAYOUT] or 0
+    slot = report.money_slot
+    places: dict[tuple[Any, ...], list[Any]] = {}
+    for (status, table, rnd, at, currency, game, kind, pick), (n, stakes, paid) in groups.items():
+        place = (status, slot(table, rnd, at, currency), game, kind, pick)
+        summed_there = places.get(place)
+        if summed_there is None:
+            places[place] = [table, rnd, at, currency, n, stakes, paid]
+        else:
+            summed_there[4] += n
+            summed_there[5] += stakes
+            summed_there[6] += paid
+    for (status, _, game, kind, pick), (
+        table,
+        rnd,
+        at,
+        currency,
+        n,
+        stakes,
+        paid,
+    ) in places.items():
+        if status == "settled":
+            picked = _JSON.decode(pick) if pick is not None else ()
+            report.settled(table, rnd, at, currency, stakes, paid, game, kind, picked, bets=n)
+        else:
+            report.refunded(table, rnd, at, currency, stakes, bets=n)
+    for adjustment in changes.adjustments.values():
+        report.adjusted(
+            adjustment["table_id"],
+            adjustment["round_id"],
+            adjustment["at"],
+            adjustment["currency"],
+            adjustment["delta"],
+        )
+    return report
+
+
+def store(db: Connection, more: Report) -> None:
+    """Add these figures to the report's tables (in the caller's transaction)."""
+    had = Report()
+    for chunk in _chunks(list(more.money)):
+        found = db.execute(
+            select(_M).where(tuple_(_M.c.table_id, _M.c.game, _M.c.day, _M.c.currency).in_(chunk))
+        )
+        for row in found:
+            had.money[(row.table_id, row.game, row.day, row.currency)] = _money(row)
+    for chunk in _chunks(list(more.rounds)):
+        found = db.execute(select(_R).where(tuple_(_R.c.table_id, _R.c.game, _R.c.day).in_(chunk)))
+        for row in found:
+            had.rounds[(row.table_id, row.game, row.day)] = _rounds(row)
+    had.add(more)
+    insert = bulk.insert_of(db)
+    if had.money:
+        rows = [
+            msgspec.structs.asdict(m) | {"weighted_rtp": str(m.weighted_rtp)}
+            for _, m in sorted(had.money.items())
+        ]
+        stmt = insert(_M)
+        db.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["table_id", "game", "day", "currency"],
+                set_={c: stmt.excluded[c] for c in _MONEY_FIGURES},
+            ),
+            rows,
+        )
+    if had.rounds:
+        stmt = insert(_R)
+        db.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["table_id", "game", "day"],
+                set_={c: stmt.excluded[c] for c in _ROUND_FIGURES},
+            ),
+            [msgspec.structs.asdict(r) for _, r in sorted(had.rounds.items())],
+        )
+    if more.corrections:
+        db.execute(
+            insert(_C),
+            [
+                msgspec.structs.asdict(c)
+                | {"before": _outcome_text(c.before), "after": _outcome_text(c.after)}
+                for c in more.corrections
+            ],
+        )
+
+
+def corrected_so_far(db: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """How many corrections and voids of each of these rounds the report holds."""
+    found: dict[tuple[str, str], int] = {}
+    for chunk in _chunks(sorted(keys)):
+        query = select(_C.c.table_id, _C.c.round_id, _C.c.n).where(
+            tuple_(_C.c.table_id, _C.c.round_id).in_(chunk)
+        )
+        for table_id, round_id, n in db.execute(query):
+            key = (table_id, round_id)
+            found[key] = max(found.get(key, 0), n)
+    return found
+
+
+def _money(row: Any) -> Money:
+    return Money(
+        table_id=row.table_id,
+        game=row.game,
+        day=row.day,
+        currency=row.currency,
+        bets=row.bets,
+        stakes=row.stakes,
+        refunds=row.refunds,
+        payouts=row.payouts,
+        adjustments=row.adjustments,
+        weighted_rtp=Fraction(row.weighted_rtp),
+    )
+
+
+def _rounds(row: Any) -> Rounds:
+    return Rounds(
+        table_id=row.table_id,
+        game=row.game,
+        day=row.day,
+        results=row.results,
+        cancelled=row.cancelled,
+        corrected=row.corrected,
+        voided=row.voided,
+    )
+
+
+def _outcome_text(outcome: list[int | str] | None) -> str | None:
+    return None if outcome is None else msgspec.json.encode(outcome).decode()
+
+
+def _chunks(items: list[Any]) -> Iterable[list[Any]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+_MONEY_FIGURES: Final = ("bets", "stakes", "refunds", "payouts", "adjustments", "weighted_rtp")
+_ROUND_FIGURES: Final = ("results", "cancelled", "corrected", "voided")
+
+
+_STATUS, _TABLE, _ROUND, _DECIDED_AT = (
+    BET_COLUMNS.index(n) for n in ("status", "table_id", "round_id", "decided_at")
+)
+_CURRENCY, _GAME, _KIND, _PICK = (
+    BET_COLUMNS.index(n) for n in ("currency", "game", "kind", "pick")
+)
+_STAKE, _PAYOUT = (BET_COLUMNS.index(n) for n in ("stake", "payout"))

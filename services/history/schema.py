@@ -138,3 +138,52 @@ counters: Final = Table(
     Column("value", BigInteger, nullable=False),
     comment="the projector's monotonic counters (metrics), moved in each batch's transaction",
 )
+
+report_money: Final = Table(
+    "report_money",
+    metadata,
+    Column("table_id", Id, primary_key=True),
+    Column("game", Text, primary_key=True),
+    Column("day", Text, primary_key=True),
+    Column("currency", Text, primary_key=True),
+    Column("bets", BigInteger, nullable=False),
+    Column("stakes", BigInteger, nullable=False),
+    Column("refunds", BigInteger, nullable=False),
+    Column("payouts", BigInteger, nullable=False),
+    Column("adjustments", BigInteger, nullable=False),
+    Column("weighted_rtp", Text, nullable=False),
+    comment="the report's money by table, game, UTC day and currency, moved in each batch's "
+    "transaction; weighted_rtp an exact fraction as text (n/d)",
+)
+
+report_rounds: Final = Table(
+    "report_rounds",
+    metadata,
+    Column("table_id", Id, primary_key=True),
+    Column("game", Text, primary_key=True),
+    Column("day", Text, primary_key=True),
+    Column("results", BigInteger, nullable=False),
+    Column("cancelled", BigInteger, nullable=False),
+    Column("corrected", BigInteger, nullable=False),
+    Column("voided", BigInteger, nullable=False),
+    comment="the report's round fates by table, game and UTC day, moved in each batch's "
+    "transaction",
+)
+
+report_corrections: Final = Table(
+    "report_corrections",
+    metadata,
+    Column("table_id", Id, primary_key=True),
+    Column("round_id", Id, primary_key=True),
+    Column("n", Integer, primary_key=True),
+    Column("game", Text, nullable=False),
+    Column("day", Text, nullable=False),
+    Column("at", Text, nullable=False),
+    Column("cause", Text, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("authorized_by", Text, nullable=False),
+    Column("before", Text),
+    Column("after", Text),
+    comment="the report's corrections and voids of each round, in order (n from 1), as JSON "
+    "outcomes",
+)

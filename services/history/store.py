@@ -37,7 +37,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
-from services.history import bulk, schema
+from schemas.events import RoundCorrected, RoundVoided
+from services.history import bulk, report, schema
 from services.history.projection import (
     BET_COLUMNS,
     DECIDED,
@@ -244,15 +245,32 @@ class _Batch:
 
     def apply(self, batch: Prepared) -> None:
         changes = batch.changes
-        self._rounds(changes)
+        rounds, fated = self._rounds(changes)
         fresh = self._bets(batch)
         self._adjustments(changes)
         self._players(changes, fresh)
         self._tables(changes)
+        self._figures(changes, rounds, fated)
 
-    def _rounds(self, changes: Changes) -> None:
+    def _figures(
+        self,
+        changes: Changes,
+        rounds: dict[tuple[str, str], Round],
+        fated: dict[tuple[str, str], list[int | str] | None],
+    ) -> None:
+        """Add the batch's figures to the report's tables."""
+        games = {key: rnd.game for key, rnd in rounds.items() if rnd.game is not None}
+        numbers = report.corrected_so_far(self.db, fated) if fated else {}
+        outcomes = {key: outcome for key, outcome in fated.items() if outcome is not None}
+        report.store(self.db, report.of_batch(changes, games, outcomes, numbers))
+
+    def _rounds(
+        self, changes: Changes
+    ) -> tuple[dict[tuple[str, str], Round], dict[tuple[str, str], list[int | str] | None]]:
         """Apply the round events in order; every round a row names exists afterwards, and
-        every round the batch touches moves to a new `version` (what a cached recall checks)."""
+        every round the batch touches moves to a new `version` (what a cached recall checks).
+        The rounds, and the outcome before the batch of the rounds from before it that it
+        corrects or voids (the report's corrections are told from them)."""
         keys = {(e.table_id, e.round_id) for e, _ in changes.round_events}
         for rows in (changes.placements.values(), changes.decisions.values()):
             keys.update(map(_ROUND_OF, rows))
@@ -260,6 +278,13 @@ class _Batch:
         known = self._load(sorted(keys))
         fresh = {key: Round(*key) for key in keys - known.keys()}
         rounds = {key: rnd for key, (rnd, _) in known.items()} | fresh
+        fated: dict[tuple[str, str], list[int | str] | None] = {}
+        for event_, _ in changes.round_events:
+            key = (event_.table_id, event_.round_id)
+            if isinstance(event_, RoundCorrected | RoundVoided) and key in known:
+                before = known[key][0]
+                outcome = before.dice or before.discs
+                fated.setdefault(key, list(outcome) if outcome else None)
         for event_, _ in changes.round_events:
             rounds[(event_.table_id, event_.round_id)].apply(event_)
         steps: list[Row] = []
@@ -281,6 +306,7 @@ class _Batch:
             bulk.stage(self.db, bulk.STAGE_ROUNDS, [_in_order(row) for row in old_rows])
             self.db.execute(_ROUND_UPDATE)
         bulk.load(self.db, schema.steps, steps)
+        return rounds, fated
 
     def _load(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[Round, int]]:
         """The rows of these rounds that exist: on PostgreSQL by two arrays of keys joined to

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from typing import Final
 
 import msgspec
@@ -204,16 +204,21 @@ class Report:
         game: str,
         kind: str,
         pick: Iterable[int],
+        bets: int = 1,
     ) -> None:
+        """`bets` settled bets of one wager and round (1 unless told), their stakes and payouts
+        summed: every figure is a sum over bets, so feeding them at once changes none."""
         row = self._money(table_id, round_id, at, currency)
-        row.bets += 1
+        row.bets += bets
         row.stakes += stake
         row.payouts += payout
         row.weighted_rtp += stake * _rtp(game, kind, pick)
 
-    def refunded(self, table_id: str, round_id: str, at: str, currency: str, amount: int) -> None:
+    def refunded(
+        self, table_id: str, round_id: str, at: str, currency: str, amount: int, bets: int = 1
+    ) -> None:
         row = self._money(table_id, round_id, at, currency)
-        row.bets += 1
+        row.bets += bets
         row.stakes += amount
         row.refunds += amount
 
@@ -221,6 +226,31 @@ class Report:
         row = self._money(table_id, round_id, at, currency)
         row.adjustments += 1
         row.payouts += delta
+
+    def add(self, more: Report) -> None:
+        """Add the figures of a report of later events and records (of the same rounds or not):
+        money and round counts by their keys, its corrections after these."""
+        for key, row in more.money.items():
+            mine = self.money.get(key)
+            if mine is None:
+                self.money[key] = msgspec.structs.replace(row)
+            else:
+                mine.bets += row.bets
+                mine.stakes += row.stakes
+                mine.refunds += row.refunds
+                mine.payouts += row.payouts
+                mine.adjustments += row.adjustments
+                mine.weighted_rtp += row.weighted_rtp
+        for slot, counted in more.rounds.items():
+            had = self.rounds.get(slot)
+            if had is None:
+                self.rounds[slot] = msgspec.structs.replace(counted)
+            else:
+                had.results += counted.results
+                had.cancelled += counted.cancelled
+                had.corrected += counted.corrected
+                had.voided += counted.voided
+        self.corrections.extend(more.corrections)
 
     def _rounds(self, table_id: str, key: tuple[str, str], at: str) -> Rounds:
         game = self.games.get(key, UNKNOWN)
@@ -230,9 +260,14 @@ class Report:
             row = self.rounds[slot] = Rounds(table_id=table_id, game=game, day=slot[2])
         return row
 
+    def money_slot(self, table_id: str, round_id: str, at: str, currency: str) -> MoneyKey:
+        """Where a record of this round, time and currency counts: its table, its round's game,
+        the UTC day of its `at`, its currency."""
+        return (table_id, self.games.get((table_id, round_id), UNKNOWN), utc_day(at), currency)
+
     def _money(self, table_id: str, round_id: str, at: str, currency: str) -> Money:
-        game = self.games.get((table_id, round_id), UNKNOWN)
-        slot = (table_id, game, utc_day(at), currency)
+        slot = self.money_slot(table_id, round_id, at, currency)
+        game = slot[1]
         row = self.money.get(slot)
         if row is None:
             row = self.money[slot] = Money(
@@ -267,6 +302,7 @@ class Report:
         )
 
 
+@lru_cache(maxsize=4096)
 def utc_day(at: str) -> str:
     """The UTC calendar day of an RFC 3339 timestamp."""
     return datetime.fromisoformat(at).astimezone(UTC).date().isoformat()

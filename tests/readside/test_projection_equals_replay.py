@@ -267,7 +267,7 @@ def test_ids_compare_as_bytes_on_postgresql_whatever_the_server_locale(tmp_path:
                 )
             ).tuples()
         )
-    assert len(wanted) == 15
+    assert len(wanted) == 19
     assert found == wanted
 
 
