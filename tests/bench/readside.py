@@ -8,11 +8,11 @@
 3. Restart to caught up: the projector stopped and started again on the full database, and the
    same on an empty database over empty topics (process start included).
 4. p50/p99 over HTTP (`croupier api --serve-only`, one kept-alive connection) of the first page
-   of a player's history (10,000 bets), of a page deep in it (by cursor), and of the recall of the
-   10,000-bet round: right after the projection, while the server is still vacuuming and writing
-   out what it loaded (how often an autovacuum worker ran during the queries, and the
-   checkpoints, are printed beside them), and again once it has settled (`VACUUM (ANALYZE)` and
-   a `CHECKPOINT` run by the benchmark).
+   of a player's history (10,000 bets), of a page deep in it (by cursor), of the recall of the
+   10,000-bet round and of the whole report: right after the projection, while the server is
+   still vacuuming and writing out what it loaded (how often an autovacuum worker ran during the
+   queries, and the checkpoints, are printed beside them), and again once it has settled
+   (`VACUUM (ANALYZE)` and a `CHECKPOINT` run by the benchmark).
 """
 
 from __future__ import annotations
@@ -423,10 +423,14 @@ def _answers(conn: http.client.HTTPConnection, big_round: str) -> dict[str, str]
     took, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
     assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
     recalls = [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
+    _, whole = timed(conn, "/report")
+    assert sum(row["bets"] for row in whole["money"]) == BETS, "the report counts every bet"
+    reports = [timed(conn, "/report")[0] for _ in range(QUERIES // 10)]
     return {
         "history first page (50 of 10,000)": percentiles(firsts),
         "history page by cursor": percentiles(deep),
         "round recall, 10,000 bets": percentiles(recalls),
+        f"report, every table ({QUERIES // 10})": percentiles(reports),
     }
 
 
