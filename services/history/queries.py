@@ -53,8 +53,8 @@ class Reads:
         # COMMITTED transaction (PostgreSQL) or outside any (SQLite's reads); without one, a
         # request spares the BEGIN and the ROLLBACK, two round trips of its three or four.
         self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
-        # A report reads four tables in one snapshot on PostgreSQL (SQLite's reads see one
-        # state while no transaction writes between them: its projector's batches are atomic).
+        # A report reads its three tables in one snapshot on PostgreSQL (on SQLite, each of its
+        # reads sees whole batches: the projector's transactions are atomic).
         self.snapshot = (
             engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
             if engine.dialect.name == "postgresql"
@@ -156,8 +156,8 @@ class Reads:
         return body
 
     def report(self, table_id: str | None = None) -> Report:
-        """The regulator's report over the database (every table, or one), its rows streamed:
-        what it holds is the report's figures and a game and an outcome a round."""
+        """The regulator's report over the database (every table, or one): the figures the
+        projector keeps, read in one snapshot."""
         with self.snapshot.connect() as db, db.begin():
             return report.build(db, table_id)
 
