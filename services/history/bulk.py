@@ -10,7 +10,7 @@ already a loop in C. Upserts stage the rows in a temporary table and merge them 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -24,6 +24,16 @@ from sqlalchemy.schema import CreateTable
 from services.history import schema
 
 Row = dict[str, Any]
+CHUNK: Final = 400
+"""Keys looked up per statement where a list of them goes into an IN (...)."""
+
+
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+    """The items in consecutive slices of at most `size`."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 _STAGING: Final = MetaData()
 
 

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 import msgspec
-from sqlalchemy import Connection, select, tuple_
+from sqlalchemy import Connection, func, select, tuple_
 
 from services.history import bulk, schema
 from services.history.projection import BET_COLUMNS, Changes
@@ -97,7 +97,6 @@ def _rows(db: Connection, query: Any) -> Any:
 
 _M, _R, _C = schema.report_money, schema.report_rounds, schema.report_corrections
 _OUTCOME: Final = msgspec.json.Decoder(list[int | str] | None)
-_CHUNK: Final = 400
 
 
 def build(db: Connection, table_id: str | None = None) -> Report:
@@ -207,13 +206,13 @@ def of_batch(
 def store(db: Connection, more: Report) -> None:
     """Add these figures to the report's tables (in the caller's transaction)."""
     had = Report()
-    for chunk in _chunks(list(more.money)):
+    for chunk in bulk.chunks(list(more.money)):
         found = db.execute(
             select(_M).where(tuple_(_M.c.table_id, _M.c.game, _M.c.day, _M.c.currency).in_(chunk))
         )
         for row in found:
             had.money[(row.table_id, row.game, row.day, row.currency)] = _money(row)
-    for chunk in _chunks(list(more.rounds)):
+    for chunk in bulk.chunks(list(more.rounds)):
         found = db.execute(select(_R).where(tuple_(_R.c.table_id, _R.c.game, _R.c.day).in_(chunk)))
         for row in found:
             had.rounds[(row.table_id, row.game, row.day)] = _rounds(row)
@@ -255,50 +254,28 @@ def store(db: Connection, more: Report) -> None:
 def corrected_so_far(db: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """How many corrections and voids of each of these rounds the report holds."""
     found: dict[tuple[str, str], int] = {}
-    for chunk in _chunks(sorted(keys)):
-        query = select(_C.c.table_id, _C.c.round_id, _C.c.n).where(
-            tuple_(_C.c.table_id, _C.c.round_id).in_(chunk)
+    for chunk in bulk.chunks(sorted(keys)):
+        query = (
+            select(_C.c.table_id, _C.c.round_id, func.max(_C.c.n))
+            .where(tuple_(_C.c.table_id, _C.c.round_id).in_(chunk))
+            .group_by(_C.c.table_id, _C.c.round_id)
         )
-        for table_id, round_id, n in db.execute(query):
-            key = (table_id, round_id)
-            found[key] = max(found.get(key, 0), n)
+        found.update(((t, r), n) for t, r, n in db.execute(query))
     return found
 
 
 def _money(row: Any) -> Money:
-    return Money(
-        table_id=row.table_id,
-        game=row.game,
-        day=row.day,
-        currency=row.currency,
-        bets=row.bets,
-        stakes=row.stakes,
-        refunds=row.refunds,
-        payouts=row.payouts,
-        adjustments=row.adjustments,
-        weighted_rtp=Fraction(row.weighted_rtp),
-    )
+    """A row of `report_money` (its columns are Money's fields) as the core's Money."""
+    return Money(**{**row._mapping, "weighted_rtp": Fraction(row.weighted_rtp)})
 
 
 def _rounds(row: Any) -> Rounds:
-    return Rounds(
-        table_id=row.table_id,
-        game=row.game,
-        day=row.day,
-        results=row.results,
-        cancelled=row.cancelled,
-        corrected=row.corrected,
-        voided=row.voided,
-    )
+    """A row of `report_rounds` (its columns are Rounds' fields) as the core's Rounds."""
+    return Rounds(**row._mapping)
 
 
 def _outcome_text(outcome: list[int | str] | None) -> str | None:
     return None if outcome is None else msgspec.json.encode(outcome).decode()
-
-
-def _chunks(items: list[Any]) -> Iterable[list[Any]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
 
 
 _MONEY_FIGURES: Final = ("bets", "stakes", "refunds", "payouts", "adjustments", "weighted_rtp")

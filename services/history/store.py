@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -52,7 +51,6 @@ from services.history.views import Round
 
 log = logging.getLogger("croupier.store")
 DEFAULT_SQLITE: Final = ".data/readside.sqlite"
-_CHUNK: Final = 400
 Position = tuple[str, int]
 """A topic partition."""
 
@@ -91,11 +89,6 @@ def connect(url: str) -> Engine:
 
 def _insert(engine: Engine | Connection) -> Any:
     return postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 @dataclass(frozen=True)
@@ -321,7 +314,7 @@ class _Batch:
                 self.db.execute(
                     select(t).where(tuple_(t.c.table_id, t.c.round_id).in_(list(chunk)))
                 ).all()
-                for chunk in _chunks(keys)
+                for chunk in bulk.chunks(keys)
             ]
         for rows in every:
             for row in rows:
