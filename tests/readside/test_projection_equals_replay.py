@@ -122,9 +122,7 @@ def test_the_database_answers_what_the_offline_replay_decided(engine: Engine) ->
     )
 
 
-@settings(
-    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=3, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), largest=st.sampled_from([1, 17, 400, 5000]))
 def test_any_merge_of_the_topics_in_any_batches_gives_the_same_answers(
     engine: Engine, seed: int, largest: int
@@ -192,7 +190,7 @@ def test_a_message_that_does_not_decode_is_counted_and_skipped(engine: Engine) -
 
 
 @given(st.integers(1, 400), st.randoms(use_true_random=False))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 def test_records_fed_in_runs_make_the_same_changes_as_fed_one_by_one(
     run: int, rng: random.Random
 ) -> None:
@@ -218,7 +216,7 @@ def test_records_fed_in_runs_make_the_same_changes_as_fed_one_by_one(
 
 
 @given(st.randoms(use_true_random=False), st.floats(0, 1))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 def test_a_bet_is_made_whole_once_when_both_its_halves_are_in_the_batch(
     rng: random.Random, share: float
 ) -> None:

@@ -25,7 +25,7 @@ def _records(messages: list[tuple[str, bytes]]) -> list[object]:
     return [r for topic, raw in messages for r in fold.feed(topic, raw)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=SEEDS, mix=SEEDS)
 def test_any_allowed_interleaving_gives_the_same_records_adjustments_included(
     seed: int, mix: int
@@ -57,7 +57,7 @@ def _final_outcomes(rounds: list[bytes]) -> dict[tuple[str, str], object]:
     return final
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=SEEDS, mix=SEEDS)
 def test_a_settled_bet_and_its_adjustments_pay_what_its_final_outcome_pays(
     seed: int, mix: int

@@ -37,7 +37,7 @@ def _by_table(messages: list[bytes], rng: random.Random) -> list[bytes]:
     return [queues[key].pop(0) for key in order]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=SEEDS, mix=SEEDS)
 def test_any_allowed_interleaving_gives_the_same_set_of_records(seed: int, mix: int) -> None:
     streams = generate(seed, tables=3, rounds=6)
@@ -53,14 +53,14 @@ def test_any_allowed_interleaving_gives_the_same_set_of_records(seed: int, mix: 
     )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=SEEDS)
 def test_replaying_twice_gives_identical_bytes(seed: int) -> None:
     messages = interleave(generate(seed, tables=2, rounds=8), random.Random(seed))
     assert _records(messages) == _records(messages)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=SEEDS, mix=SEEDS)
 def test_redelivering_any_message_changes_nothing(seed: int, mix: int) -> None:
     streams = generate(seed, tables=2, rounds=6, profile=NO_REPEATS)
@@ -106,7 +106,7 @@ def _json(raw: bytes) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=SEEDS, mix=SEEDS)
 def test_every_bet_of_a_decided_round_is_decided_exactly_once_never_both_ways(
     seed: int, mix: int
@@ -125,7 +125,7 @@ def test_every_bet_of_a_decided_round_is_decided_exactly_once_never_both_ways(
     assert fold.pending == len(waiting)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(seed=SEEDS)
 def test_a_settlement_never_pays_more_than_its_odds_allow_and_a_refund_returns_the_stake(
     seed: int,

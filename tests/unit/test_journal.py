@@ -65,7 +65,7 @@ def test_an_input_bigger_than_the_limit_goes_alone_in_its_record() -> None:
     st.lists(st.booleans(), max_size=40),
     st.integers(300, 5_000),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 def test_every_input_and_decision_is_in_one_record_in_order_and_records_stay_under_the_limit(
     paddings: list[int], kinds: list[bool], limit: int
 ) -> None:

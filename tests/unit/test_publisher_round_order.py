@@ -209,7 +209,7 @@ ACTIONS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(actions=ACTIONS, game=st.sampled_from(["sicbo", "thai-hilo", "xocdia"]))
 def test_whatever_the_helper_lets_out_the_fold_accepts_without_a_rejection(
     actions: list[str], game: str

@@ -44,7 +44,7 @@ def test_lines_longer_than_a_block_are_read_whole(
     assert got == line_by_line(text) * 2
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     text=st.lists(
         st.sampled_from([b"{", b"}", b" ", b"\r", b"\n", b"\r\n", b"x"]), max_size=60

@@ -44,7 +44,7 @@ def _feed(fold: Fold, batch: list[tuple[str, bytes]]) -> list[bytes]:
     return [encode(record) for topic, raw in batch for record in fold.feed(topic, raw)]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(seed=SEEDS, mix=SEEDS, horizon=st.integers(min_value=1, max_value=4))
 def test_restoring_after_any_batch_gives_the_records_of_the_uninterrupted_fold(
     seed: int, mix: int, horizon: int
@@ -79,7 +79,7 @@ def test_restoring_after_any_batch_gives_the_records_of_the_uninterrupted_fold(
     assert state.snapshot(state.restore(log, horizon=horizon)) == state.snapshot(restored)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=SEEDS, mix=SEEDS)
 def test_the_same_inputs_give_the_same_state_bytes(seed: int, mix: int) -> None:
     messages = interleave(generate(seed, tables=2, rounds=6), random.Random(mix))

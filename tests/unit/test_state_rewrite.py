@@ -41,7 +41,7 @@ def _feed(fold: Fold, batch: list[tuple[str, bytes]]) -> list[bytes]:
     return [encode(record) for topic, raw in batch for record in fold.feed(topic, raw)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=SEEDS, mix=SEEDS, horizon=st.integers(min_value=1, max_value=4))
 def test_a_restore_from_the_last_rewrite_goes_on_as_the_uninterrupted_fold(
     seed: int, mix: int, horizon: int

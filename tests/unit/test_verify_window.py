@@ -196,7 +196,7 @@ def _part(key: bytes | None, n: int, rng: random.Random) -> int:
     return rng.randrange(n) if key is None else int((murmur2(key) & 0x7FFFFFFF) % n)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     seed=st.integers(0, 10_000),
     cuts=st.lists(st.floats(0, 1), min_size=4, max_size=4),
