@@ -20,6 +20,9 @@ _ANY: Final = msgspec.json.Decoder()
 _ENCODER: Final = msgspec.json.Encoder()
 _FIELD: Final = re.compile(r"`\$\.([A-Za-z_][A-Za-z0-9_]*)")
 _MISSING: Final = re.compile(r"missing required field `([^`]+)`")
+NUL: Final = b"\\u0000"
+"""How U+0000 (NUL) is written in JSON text, the only way it can be (a raw control character is
+malformed JSON): an input without these bytes holds no NUL, whatever its strings."""
 
 
 class Invalid(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,7 +39,47 @@ def payload(value: bytes | None) -> bytes:
 
 
 read_event: Final = _EVENTS.decode
-"""The fast path of `decode_event`: the event of a valid line, else msgspec.DecodeError."""
+"""The fast path of `decode_event`: the event of a valid line, else msgspec.DecodeError. It
+does not look for NUL (`nul_field`), which an input must be checked for once, where it enters."""
+
+
+def nul_field(raw: bytes, event: Any) -> Invalid | None:
+    """Why a decoded input is refused after all: a text of it holds U+0000 (NUL), which no
+    PostgreSQL text column can store (the read side's, a wallet's); None when none does. Costs a
+    byte search unless `raw` spells a NUL (`\\u0000`), which it never does in the common case."""
+    if NUL not in raw:
+        return None
+    where = nul_path(event)
+    if where is None:  # the six characters only, as in "\\\\u0000" (a backslash, then u0000)
+        return None
+    return Invalid(
+        reason="invalid_field",
+        detail=f"{where}: contains U+0000 (NUL), which no text of an event may hold",
+    )
+
+
+def nul_path(value: Any) -> str | None:
+    """Where the first NUL is in a decoded event or record (its fields and indexes, dotted), if
+    it holds one."""
+    found = _nul_path(msgspec.to_builtins(value), ())
+    return None if found is None else ".".join(found)
+
+
+def _nul_path(value: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
+    match value:
+        case str():
+            return path if "\x00" in value else None
+        case dict():
+            for key, item in value.items():
+                found = _nul_path(item, (*path, str(key)))
+                if found is not None:
+                    return found
+        case list():
+            for n, item in enumerate(value):
+                found = _nul_path(item, (*path, str(n)))
+                if found is not None:
+                    return found
+    return None
 
 
 def encode(record: Record) -> bytes:
@@ -52,9 +95,10 @@ def encode_lines(records: Sequence[Record]) -> bytes:
 def decode_round(raw: bytes) -> RoundEvent | Invalid:
     """A `rounds` message as a round event, or why it is not one."""
     try:
-        return _ROUNDS.decode(raw)
+        event = _ROUNDS.decode(raw)
     except (msgspec.DecodeError, RecursionError):
         return diagnose(raw, ROUND_TYPES, "rounds", _ROUNDS)
+    return nul_field(raw, event) or event
 
 
 def decode_bet(raw: bytes) -> BetPlaced | Invalid:
@@ -64,7 +108,7 @@ def decode_bet(raw: bytes) -> BetPlaced | Invalid:
     except (msgspec.DecodeError, RecursionError):
         return diagnose(raw, BET_TYPES, "bets", _BETS)
     if isinstance(event, BetPlaced):
-        return event
+        return nul_field(raw, event) or event
     return diagnose(raw, BET_TYPES, "bets", _BETS)
 
 
@@ -80,7 +124,7 @@ def decode_event(raw: bytes) -> tuple[Topic, AnyEvent | Invalid]:
         if topic == "bets":
             return topic, diagnose(raw, BET_TYPES, topic, _BETS)
         return topic, diagnose(raw, ROUND_TYPES, topic, _ROUNDS)
-    return ("bets" if isinstance(event, BetPlaced) else "rounds"), event
+    return ("bets" if isinstance(event, BetPlaced) else "rounds"), nul_field(raw, event) or event
 
 
 def _topic_of(raw: bytes) -> Topic:
@@ -132,13 +176,16 @@ def diagnose(
             reason="unsupported_version", detail=f"v {version} is not supported (this reads v 1)"
         )
     try:
-        typed.decode(raw)
+        event = typed.decode(raw)
     except RecursionError:
         return Invalid(reason="malformed", detail="JSON nested too deeply")
     except msgspec.ValidationError as error:
         return Invalid(reason="invalid_field", detail=_field_detail(str(error)))
     except msgspec.DecodeError as error:  # pragma: no cover - the generic decode accepted it
         return Invalid(reason="malformed", detail=str(error))
+    found = nul_field(raw, event)
+    if found is not None:
+        return found
     return Invalid(
         reason="invalid_field", detail="input did not match its schema"
     )  # pragma: no cover

@@ -14,7 +14,10 @@ RFC3339: Final = (
     r"([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])\Z"
 )
 
-Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+NO_NUL: Final = {"pattern": r"^[^\u0000]*$"}
+"""What a text of an event may not hold, for the JSON Schemas: U+0000 (NUL). The decoders check it
+with a byte search where an input enters (schemas.codec.nul_field), not with this pattern."""
+Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256, extra_json_schema=NO_NUL)]
 Timestamp = Annotated[str, msgspec.Meta(pattern=RFC3339)]
 Instant = Annotated[datetime, msgspec.Meta(tz=True)]
 Version = Literal[1]
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     Currency = str
 else:  # every three-capital-letter code, checked by msgspec in C (a pattern costs 1 us a bet)
     Currency = Literal[tuple(map("".join, product(ascii_uppercase, repeat=3)))]
-Reason = Annotated[str, msgspec.Meta(max_length=4096)]
+Reason = Annotated[str, msgspec.Meta(max_length=4096, extra_json_schema=NO_NUL)]
 Signature = Annotated[
     Any,
     msgspec.Meta(
@@ -147,7 +150,7 @@ class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
     bet_id: Id
     player_id: Id
     seq: Annotated[int, msgspec.Meta(ge=1)]
-    kind: Annotated[str, msgspec.Meta(max_length=64)]
+    kind: Annotated[str, msgspec.Meta(max_length=64, extra_json_schema=NO_NUL)]
     pick: tuple[int, ...] = ()
     stake: Stake
     currency: Currency

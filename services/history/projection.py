@@ -19,9 +19,9 @@ from typing import Any, Final, Literal, assert_never
 import msgspec
 
 from schemas import journal
-from schemas.codec import Invalid, decode_event, payload
+from schemas.codec import NUL, Invalid, decode_event, nul_path, payload
 from schemas.events import AnyEvent, BetPlaced, RoundEvent
-from schemas.journal import Journal
+from schemas.journal import Decision, Journal
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 from services.history.tally import LATENCY, LATENCY_BUCKETS_MS
 from services.history.views import micros, parse_micros
@@ -109,6 +109,8 @@ class Changes:
                 self._accepted(raw, timestamp_ms)
             case "table-stats":
                 stats = _STATS.decode(raw)
+                if NUL in raw and (where := nul_path(stats)) is not None:
+                    raise Unreadable(f"a board whose {where} holds U+0000 (NUL)")
                 self.boards[stats.table_id] = stats
                 self.raw_boards[stats.table_id] = raw
             case "rejected":
@@ -128,6 +130,8 @@ class Changes:
         match read:
             case Journal(inputs=inputs, decisions=decisions):
                 self.size += len(inputs) + len(decisions) - 1
+                if NUL in raw:
+                    inputs, decisions = self._storable(inputs, decisions)
                 accept = self._input
                 for event in inputs:
                     accept(event, timestamp_ms)
@@ -139,7 +143,26 @@ class Changes:
                         case Adjustment():
                             self._adjustment(decision)
             case _:
+                if NUL in raw and (where := nul_path(read)) is not None:
+                    raise Unreadable(f"an input whose {where} holds U+0000 (NUL)")
                 self._input(read, timestamp_ms)
+
+    def _storable(
+        self, inputs: Sequence[AnyEvent], decisions: Sequence[Decision]
+    ) -> tuple[tuple[AnyEvent, ...], tuple[Decision, ...]]:
+        """A journal's inputs and decisions but those with a text that holds U+0000 (NUL), which
+        no PostgreSQL text column stores: each one skipped is counted and logged as unreadable,
+        and the rest of the journal applies. (Workers refuse such inputs, `schemas.codec.
+        nul_field`; only a topic written by workers from before that can hold one.)"""
+        storing = self._storing
+        return tuple(e for e in inputs if storing(e)), tuple(d for d in decisions if storing(d))
+
+    def _storing(self, item: AnyEvent | Decision) -> bool:
+        where = nul_path(item)
+        if where is not None:
+            problem = f"a journal's {type(item).__name__} whose {where} holds U+0000 (NUL)"
+            self._unreadable("accepted", Unreadable(problem))
+        return where is None
 
     def _input(self, event: AnyEvent | Invalid, timestamp_ms: int) -> None:
         match event:

@@ -13,6 +13,7 @@ from msgspec import DecodeError
 from msgspec.structs import replace
 
 from schemas.codec import (
+    NUL,
     Invalid,
     decode_bet,
     decode_event,
@@ -129,6 +130,11 @@ class Fold:
                 assert isinstance(invalid, Invalid)
                 out.append(rejected(invalid, topic, raw))
                 return
+            if NUL in raw:  # decode_event's own last check, taken only when the bytes spell one
+                topic, refused = decode_event(raw)
+                if isinstance(refused, Invalid):
+                    out.append(rejected(refused, topic, raw))
+                    return
         if not isinstance(event, BetPlaced):
             self._evolve(event, raw, out)
             return

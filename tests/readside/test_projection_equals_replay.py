@@ -189,6 +189,24 @@ def test_a_message_that_does_not_decode_is_counted_and_skipped(engine: Engine) -
     assert settled == 1
 
 
+def test_a_journal_holding_a_nul_is_stored_without_what_holds_it(engine: Engine) -> None:
+    """A worker from before NUL was refused may have committed such a bet: PostgreSQL cannot
+    store it, so it is skipped (counted), and the rest of its journal and batch is written."""
+    [settlement, *_] = _decisions(Settlement)
+    bad = msgspec.structs.replace(settlement, bet_id=settlement.bet_id + "\x00")
+    [journal] = journal_records([], [encode(settlement), encode(bad)])
+    store = Store(engine)
+    store.begin_at({("accepted", 0): 0})
+    changes = Changes()
+    changes.feed("accepted", journal, 1)
+    store.write(changes, {("accepted", 0): (0, 1)})
+    counters = Reads(engine).counters()
+    assert counters[("croupier_read_unreadable_total", '{topic="accepted"}')] == 1
+    page = Reads(engine).history(settlement.player_id, limit=10)
+    assert page is not None and [b["bet_id"] for b in page["bets"]] == [settlement.bet_id]
+    assert store.positions() == {("accepted", 0): 1}
+
+
 @given(st.integers(1, 400), st.randoms(use_true_random=False))
 @settings(max_examples=20)
 def test_records_fed_in_runs_make_the_same_changes_as_fed_one_by_one(
