@@ -68,6 +68,8 @@ def _mutations() -> list[tuple[str, Callable[[dict[str, Any]], None]]]:
         ("rounds", lambda e: e.update(table_id=5)),
         ("rounds", lambda e: e.update(at=12)),
         ("rounds", lambda e: e.pop("event_id")),
+        ("bets", lambda e: e.update(player_id=e["player_id"] + "\x00")),  # U+0000, as \u0000
+        ("rounds", lambda e: e.update(event_id="\x00" + e["event_id"])),
     ]
 
 

@@ -13,7 +13,7 @@ from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
 from schemas.journal import Journal
 from services.settings import Settings
-from services.simulation.streams import Profile, generate
+from services.simulation.streams import Profile, Streams, generate
 from tests.committed import commit
 from tests.database import BACKENDS, fresh_url
 from tests.e2e.support import Offline, get, offline, quote, read_side, wait_read_up
@@ -38,7 +38,9 @@ def pipeline(
     database (its projector in process, and a second API process serving only), caught up."""
     settings = isolated_settings(kafka, partitions=4)
     create_topics(settings)
-    streams = generate(21, tables=6, rounds=ROUNDS, profile=Profile(bets_per_round=(0, 10)))
+    streams = with_nul(
+        generate(21, tables=6, rounds=ROUNDS, profile=Profile(bets_per_round=(0, 10)))
+    )
     with (
         fresh_url(request.param, tmp_path_factory.mktemp("db")) as database,
         read_side(settings, database=database) as url,
@@ -57,10 +59,33 @@ def pipeline(
                 for raw, _ in committed.topics["accepted"]
             ),
             "rejected": committed.count("rejected"),
+            "rejected for a NUL": sum(
+                b"contains U+0000 (NUL)" in raw for raw, _ in committed.topics["rejected"]
+            ),
         }
         with read_side(settings, "serving", database=database, serve_only=True) as second:
             wait_read_up(second)
             yield Pipeline(url=url, second=second, offline=offline(streams), events=events)
+
+
+def with_nul(streams: Streams) -> Streams:
+    """The streams with every 50th bet's player id ending in U+0000 (NUL), which the workers
+    reject; before, they settled such a bet, and a projector on PostgreSQL failed on its batch at
+    every start."""
+    bets = list(streams.bets)
+    for n in range(0, len(bets), 50):
+        bet = msgspec.json.decode(bets[n])
+        bets[n] = msgspec.json.encode(bet | {"player_id": bet["player_id"] + "\x00"})
+    return Streams(rounds=streams.rounds, bets=bets)
+
+
+def test_inputs_holding_a_nul_are_rejected_and_nothing_else_is_lost(pipeline: Pipeline) -> None:
+    """The fold rejects them (the projector read as many rejections as it, in the metrics' test),
+    and the database, PostgreSQL included, took all the rest (the tests above)."""
+    assert pipeline.events["rejected for a NUL"] >= 10
+    assert not any("\x00" in player for player in pipeline.offline.players)
+    status, health = get(f"{pipeline.url}/health")
+    assert status == 200 and health["caught_up"] is True
 
 
 def history(url: str, player_id: str, limit: int) -> list[dict[str, Any]]:
