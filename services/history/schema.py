@@ -7,10 +7,11 @@ minor units, times are the events' RFC 3339 text plus microseconds since the epo
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
-from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text
+from sqlalchemy import BigInteger, Column, Dialect, Index, Integer, MetaData, Numeric, Table, Text
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 metadata: Final = MetaData()
 
@@ -18,6 +19,28 @@ Id: Final = Text().with_variant(postgresql.TEXT(collation="C"), "postgresql")
 """An id (bet, player, table, round, adjustment): compared as bytes, as SQLite compares text, on
 any PostgreSQL server whatever its locale; so pages come in the same order from both, and the
 indexes on ids cost a third less to fill than under a libc locale (migration 0005)."""
+
+
+class Sum(TypeDecorator[int]):
+    """An exact sum of money of any size, an int in Python: NUMERIC on PostgreSQL, decimal text
+    on SQLite (whose integers stop at 64 bits). A day's figures of a table may pass 2**63 minor
+    units where single bets never do (stakes up to 2**53, migration 0007)."""
+
+    impl = Text
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        chosen = Numeric() if dialect.name == "postgresql" else Text()
+        return dialect.type_descriptor(chosen)
+
+    def process_bind_param(self, value: int | None, dialect: Dialect) -> Any:
+        if value is None or dialect.name == "postgresql":
+            return value
+        return str(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> int | None:
+        return None if value is None else int(value)
+
 
 positions: Final = Table(
     "positions",
@@ -141,16 +164,16 @@ counters: Final = Table(
 
 report_money: Final = Table(
     "report_money",
-    metadata,
+    metadata,  # stakes, refunds, payouts and adjustments: Sum (migration 0007)
     Column("table_id", Id, primary_key=True),
     Column("game", Text, primary_key=True),
     Column("day", Text, primary_key=True),
     Column("currency", Text, primary_key=True),
     Column("bets", BigInteger, nullable=False),
-    Column("stakes", BigInteger, nullable=False),
-    Column("refunds", BigInteger, nullable=False),
-    Column("payouts", BigInteger, nullable=False),
-    Column("adjustments", BigInteger, nullable=False),
+    Column("stakes", Sum, nullable=False),
+    Column("refunds", Sum, nullable=False),
+    Column("payouts", Sum, nullable=False),
+    Column("adjustments", Sum, nullable=False),
     Column("weighted_rtp", Text, nullable=False),
     comment="the report's money by table, game, UTC day and currency, moved in each batch's "
     "transaction; weighted_rtp an exact fraction as text (n/d)",

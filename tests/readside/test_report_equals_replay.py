@@ -14,7 +14,7 @@ from services.history.store import Store
 from services.reports.command import build
 from services.reports.render import as_dict
 from services.simulation.streams import Profile, generate, interleave
-from tests.committed import commit
+from tests.committed import commit, commit_inputs
 from tests.database import project_all
 
 STREAMS = generate(
@@ -56,3 +56,36 @@ def test_the_migration_that_keeps_figures_fills_them_from_the_rows_already_there
     upgrade(engine)
 
     assert as_dict(Reads(engine).report()) == offline
+
+
+def big_stakes(bets: int) -> list[tuple[str, bytes]]:
+    """One sicbo round of `bets` winning bets of the largest stake the contract allows."""
+    head = '"v":1,"table_id":"T9","round_id":"R1","at":"2026-11-01T00:00:07Z"'
+    inputs = [("rounds", f'{{"type":"round.opened","event_id":"o",{head},"game":"sicbo"}}')]
+    inputs += [
+        (
+            "bets",
+            f'{{"type":"bet.placed","event_id":"b{n}",{head},"bet_id":"B{n}","player_id":"P{n % 7}",'
+            f'"seq":{n},"kind":"big","stake":{2**53 - 1},"currency":"EUR"}}',
+        )
+        for n in range(1, bets + 1)
+    ]
+    inputs += [
+        ("rounds", f'{{"type":"round.betting_closed","event_id":"c",{head},"last_seq":{bets}}}'),
+        ("rounds", f'{{"type":"round.result","event_id":"r",{head},"dice":[4,5,6]}}'),
+    ]
+    return [(topic, raw.encode()) for topic, raw in inputs]
+
+
+def test_a_days_sums_past_64_bits_are_kept_exactly_as_the_replay_makes_them(
+    engine: Engine,
+) -> None:
+    """600 bets of 2**53 - 1 paid 2 to 1: the day's payouts pass 2**63, where BIGINT and
+    SQLite's integers stop (the projector once failed there at every start)."""
+    inputs = big_stakes(600)
+    offline = as_dict(build([raw for _, raw in inputs], horizon=200))
+    project_all(Store(engine), commit_inputs(inputs, batch=100), seed=3)
+    found = as_dict(Reads(engine).report())
+    [money] = found["money"]
+    assert money["payouts"] == 600 * 2 * (2**53 - 1) > 2**63
+    assert found == offline
