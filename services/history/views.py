@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Final, Literal, assert_never
+from typing import Literal, assert_never
 
 import msgspec
 
@@ -22,35 +21,17 @@ from schemas.events import (
     RoundVoided,
     type_of,
 )
+from schemas.times import micros, utc_micros
 
 Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
 Key = tuple[int, str, str, int, str]
 """Where a bet sorts in its player's history: (time in µs, table_id, round_id, seq, bet_id)."""
-
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def micros(instant: datetime) -> int:
-    """Microseconds since the epoch, exactly (no float)."""
-    delta = instant - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+__all__ = ["micros", "parse_micros"]
 
 
 def parse_micros(text: str) -> int:
     """Microseconds since the epoch of an RFC 3339 timestamp; 0 when it cannot be read."""
-    value = text.strip().upper().replace(" ", "T").replace("Z", "+00:00")
-    date, _, rest = value.partition("T")
-    clock, sign, zone = rest, "", ""
-    for mark in ("+", "-"):
-        if mark in rest:
-            clock, sign, zone = rest.partition(mark)
-    whole, _, fraction = clock.partition(".")
-    whole = whole[:6] + "59" if whole.endswith(":60") else whole  # a leap second sorts as :59
-    digits = f".{fraction[:6]}" if fraction else ""
-    try:
-        return micros(datetime.fromisoformat(f"{date}T{whole}{digits}{sign}{zone}"))
-    except ValueError:
-        return 0
+    return utc_micros(text) or 0
 
 
 class Step(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from fractions import Fraction
 from functools import cache, lru_cache
 from typing import Final
 
 import msgspec
 
+from schemas import times
 from schemas.events import (
     AnyEvent,
     RoundCancelled,
@@ -302,10 +302,9 @@ class Report:
         )
 
 
-@lru_cache(maxsize=4096)
-def utc_day(at: str) -> str:
-    """The UTC calendar day of an RFC 3339 timestamp."""
-    return datetime.fromisoformat(at).astimezone(UTC).date().isoformat()
+utc_day: Final = lru_cache(maxsize=4096)(times.utc_day)
+"""The UTC calendar day of an RFC 3339 timestamp (schemas.times), remembered: a table's rounds
+share a few days."""
 
 
 def percent(value: Fraction | None, places: int = 4) -> str:

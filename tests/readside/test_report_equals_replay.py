@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from alembic import command
 from sqlalchemy import Engine
 
@@ -58,15 +59,16 @@ def test_the_migration_that_keeps_figures_fills_them_from_the_rows_already_there
     assert as_dict(Reads(engine).report()) == offline
 
 
-def big_stakes(bets: int) -> list[tuple[str, bytes]]:
-    """One sicbo round of `bets` winning bets of the largest stake the contract allows."""
-    head = '"v":1,"table_id":"T9","round_id":"R1","at":"2026-11-01T00:00:07Z"'
+def one_round(bets: int, stake: int, at: str = "2026-11-01T00:00:07Z") -> list[tuple[str, bytes]]:
+    """One sicbo round at `at` of `bets` winning bets of `stake` (placed at 00:00:07)."""
+    head = f'"v":1,"table_id":"T9","round_id":"R1","at":"{at}"'
+    placed = '"v":1,"table_id":"T9","round_id":"R1","at":"2026-11-01T00:00:07Z"'
     inputs = [("rounds", f'{{"type":"round.opened","event_id":"o",{head},"game":"sicbo"}}')]
     inputs += [
         (
             "bets",
-            f'{{"type":"bet.placed","event_id":"b{n}",{head},"bet_id":"B{n}","player_id":"P{n % 7}",'
-            f'"seq":{n},"kind":"big","stake":{2**53 - 1},"currency":"EUR"}}',
+            f'{{"type":"bet.placed","event_id":"b{n}",{placed},"bet_id":"B{n}","player_id":"P{n % 7}",'
+            f'"seq":{n},"kind":"big","stake":{stake},"currency":"EUR"}}',
         )
         for n in range(1, bets + 1)
     ]
@@ -82,10 +84,34 @@ def test_a_days_sums_past_64_bits_are_kept_exactly_as_the_replay_makes_them(
 ) -> None:
     """600 bets of 2**53 - 1 paid 2 to 1: the day's payouts pass 2**63, where BIGINT and
     SQLite's integers stop (the projector once failed there at every start)."""
-    inputs = big_stakes(600)
+    inputs = one_round(600, 2**53 - 1)
     offline = as_dict(build([raw for _, raw in inputs], horizon=200))
     project_all(Store(engine), commit_inputs(inputs, batch=100), seed=3)
     found = as_dict(Reads(engine).report())
     [money] = found["money"]
     assert money["payouts"] == 600 * 2 * (2**53 - 1) > 2**63
     assert found == offline
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-12-31T23:59:60Z",  # a leap second: its day's last second
+        "2026-11-29t12:00:00z",
+        "2026-11-29 12:00:00+05:30",
+        "0001-01-01T00:30:00+01:00",  # UTC: 0000-12-31
+        "9999-12-31T23:59:59-01:00",  # UTC: 10000-01-01
+    ],
+)
+def test_a_round_at_any_time_the_fold_accepts_is_projected_and_reported_as_the_replay(
+    engine: Engine, at: str
+) -> None:
+    """The projector once failed on such a round at every start (its report's day)."""
+    inputs = one_round(3, 100, at)
+    committed = commit_inputs(inputs, batch=100)
+    assert committed.count("rejected") == 0
+    offline = as_dict(build([raw for _, raw in inputs], horizon=200))
+    project_all(Store(engine), committed, seed=3)
+    assert as_dict(Reads(engine).report()) == offline
+    page = Reads(engine).history("P1", limit=10)
+    assert page is not None and [b["bet_id"] for b in page["bets"]] == ["B1"]

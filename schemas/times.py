@@ -1,0 +1,57 @@
+"""The instants of the events' `at` texts, read exactly as the fold accepts them (RFC 3339: `T`,
+`t` or a space between date and time, `Z`, `z` or an offset, a fraction of any length, a leap
+second), for the read side's order and the report's days alike: one reading, never a second.
+
+A leap second (`23:59:60`) is its minute's last second, `:59` (as java.time reads one); a fraction
+is cut at microseconds. A UTC day before 0001-01-01 or after 9999-12-31, which only an offset can
+reach from the first or the last day (`0001-01-01T00:30:00+01:00`), is written as ISO 8601's
+expanded years do: `0000-12-31`, `10000-01-01`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Final
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
+_DAY: Final = 86_400_000_000
+_FIRST, _LAST = date.min.toordinal(), date.max.toordinal()
+
+
+def micros(instant: datetime) -> int:
+    """Microseconds since the epoch of a zoned instant, exactly (no float)."""
+    delta = instant - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def utc_micros(text: str) -> int | None:
+    """Microseconds since 1970-01-01T00:00:00Z of an RFC 3339 timestamp; None when the text is
+    not one (no zone, not a date)."""
+    value = text.strip().upper().replace(" ", "T").replace("Z", "+00:00")
+    day, _, rest = value.partition("T")
+    clock, sign, zone = rest, "", ""
+    for mark in ("+", "-"):
+        if mark in rest:
+            clock, sign, zone = rest.partition(mark)
+    whole, _, fraction = clock.partition(".")
+    whole = whole[:6] + "59" if whole.endswith(":60") else whole
+    digits = f".{fraction[:6]:0<6}" if fraction else ""
+    try:
+        instant = datetime.fromisoformat(f"{day}T{whole}{digits}{sign}{zone}")
+    except ValueError:
+        return None
+    return None if instant.tzinfo is None else micros(instant)
+
+
+def utc_day(text: str) -> str:
+    """The UTC calendar day (YYYY-MM-DD) of an RFC 3339 timestamp; ValueError if not one."""
+    found = utc_micros(text)
+    if found is None:
+        raise ValueError(f"not an RFC 3339 timestamp with a zone: {text!r}")
+    ordinal = _EPOCH_DAY + found // _DAY
+    if ordinal < _FIRST:
+        return "0000-12-31"
+    if ordinal > _LAST:
+        return "10000-01-01"
+    return date.fromordinal(ordinal).isoformat()
