@@ -27,6 +27,9 @@ Disc = Literal["red", "white"]
 Dice = tuple[Face, Face, Face]
 Discs = tuple[Disc, Disc, Disc, Disc]
 Stake = Annotated[int, msgspec.Meta(ge=1, le=2**53 - 1)]
+SEQ_MAX: Final = 2**31 - 1
+"""The largest `seq` and `last_seq`: what a 32-bit signed integer holds, most databases' INTEGER
+(the read side's among them); far beyond any round's count of bets."""
 if TYPE_CHECKING:
     Currency = str
 else:  # every three-capital-letter code, checked by msgspec in C (a pattern costs 1 us a bet)
@@ -73,7 +76,7 @@ class RoundOpened(RoundEventBase, frozen=True, kw_only=True, tag="round.opened")
 class BettingClosed(RoundEventBase, frozen=True, kw_only=True, tag="round.betting_closed"):
     """The betting period is over; the table confirmed the bets with seq 1..last_seq."""
 
-    last_seq: Annotated[int, msgspec.Meta(ge=0)]
+    last_seq: Annotated[int, msgspec.Meta(ge=0, le=SEQ_MAX)]
 
 
 class RoundSuspended(RoundEventBase, frozen=True, kw_only=True, tag="round.suspended"):
@@ -149,7 +152,7 @@ class BetPlaced(Event, frozen=True, kw_only=True, tag="bet.placed"):
     at: Instant
     bet_id: Id
     player_id: Id
-    seq: Annotated[int, msgspec.Meta(ge=1)]
+    seq: Annotated[int, msgspec.Meta(ge=1, le=SEQ_MAX)]
     kind: Annotated[str, msgspec.Meta(max_length=64, extra_json_schema=NO_NUL)]
     pick: tuple[int, ...] = ()
     stake: Stake

@@ -8,6 +8,7 @@ import pytest
 from alembic import command
 from sqlalchemy import Engine
 
+from schemas.events import SEQ_MAX
 from services.history import report
 from services.history.migrate import config, current, upgrade
 from services.history.queries import Reads
@@ -59,8 +60,11 @@ def test_the_migration_that_keeps_figures_fills_them_from_the_rows_already_there
     assert as_dict(Reads(engine).report()) == offline
 
 
-def one_round(bets: int, stake: int, at: str = "2026-11-01T00:00:07Z") -> list[tuple[str, bytes]]:
-    """One sicbo round at `at` of `bets` winning bets of `stake` (placed at 00:00:07)."""
+def one_round(
+    bets: int, stake: int, at: str = "2026-11-01T00:00:07Z", first: int = 1
+) -> list[tuple[str, bytes]]:
+    """One sicbo round at `at` of `bets` winning bets of `stake` (placed at 00:00:07), their seqs
+    counted from `first`."""
     head = f'"v":1,"table_id":"T9","round_id":"R1","at":"{at}"'
     placed = '"v":1,"table_id":"T9","round_id":"R1","at":"2026-11-01T00:00:07Z"'
     inputs = [("rounds", f'{{"type":"round.opened","event_id":"o",{head},"game":"sicbo"}}')]
@@ -70,10 +74,11 @@ def one_round(bets: int, stake: int, at: str = "2026-11-01T00:00:07Z") -> list[t
             f'{{"type":"bet.placed","event_id":"b{n}",{placed},"bet_id":"B{n}","player_id":"P{n % 7}",'
             f'"seq":{n},"kind":"big","stake":{stake},"currency":"EUR"}}',
         )
-        for n in range(1, bets + 1)
+        for n in range(first, first + bets)
     ]
+    last = first + bets - 1
     inputs += [
-        ("rounds", f'{{"type":"round.betting_closed","event_id":"c",{head},"last_seq":{bets}}}'),
+        ("rounds", f'{{"type":"round.betting_closed","event_id":"c",{head},"last_seq":{last}}}'),
         ("rounds", f'{{"type":"round.result","event_id":"r",{head},"dice":[4,5,6]}}'),
     ]
     return [(topic, raw.encode()) for topic, raw in inputs]
@@ -115,3 +120,13 @@ def test_a_round_at_any_time_the_fold_accepts_is_projected_and_reported_as_the_r
     assert as_dict(Reads(engine).report()) == offline
     page = Reads(engine).history("P1", limit=10)
     assert page is not None and [b["bet_id"] for b in page["bets"]] == ["B1"]
+
+
+def test_the_largest_seq_the_contract_allows_is_projected_and_recalled(engine: Engine) -> None:
+    inputs = one_round(2, 100, first=SEQ_MAX - 1)
+    committed = commit_inputs(inputs, batch=100)
+    assert committed.count("rejected") == 0
+    project_all(Store(engine), committed, seed=4)
+    recall = Reads(engine).recall("T9", "R1")
+    assert recall is not None and [b["seq"] for b in recall["bets"]] == [SEQ_MAX - 1, SEQ_MAX]
+    assert as_dict(Reads(engine).report()) == as_dict(build([r for _, r in inputs], horizon=200))

@@ -596,6 +596,17 @@ def test_a_last_seq_of_minus_one_is_an_invalid_field_named_last_seq() -> None:
     assert_names(invalid(encoded(CLOSED | {"last_seq": -1}), "rounds"), "last_seq")
 
 
+def test_a_seq_past_a_32_bit_integer_is_an_invalid_field_named_seq() -> None:
+    assert_names(invalid(encoded(BET | {"seq": 2**31}), "bets"), "seq")
+    assert_names(invalid(encoded(BET | {"seq": 2**70}), "bets"), "seq")
+    assert isinstance(decode_bet(encoded(BET | {"seq": 2**31 - 1})), BetPlaced)
+
+
+def test_a_last_seq_past_a_32_bit_integer_is_an_invalid_field_named_last_seq() -> None:
+    assert_names(invalid(encoded(CLOSED | {"last_seq": 2**31}), "rounds"), "last_seq")
+    assert isinstance(decode_round(encoded(CLOSED | {"last_seq": 2**31 - 1})), BettingClosed)
+
+
 def test_a_die_showing_7_is_an_invalid_field_named_dice() -> None:
     assert_names(invalid(encoded(RESULT_DICE | {"dice": [1, 2, 7]}), "rounds"), "dice")
 
