@@ -74,9 +74,15 @@ async def _errors(
 
 
 def _id(request: web.Request, name: str) -> str:
-    value = request.match_info[name]
+    return _valid_id(name, request.match_info[name])
+
+
+def _valid_id(name: str, value: str) -> str:
+    """An id as the events may hold one (1 to 256 characters, no NUL), else 422."""
     if not 1 <= len(value) <= 256:
         raise _Invalid(f"{name}: expected 1 to 256 characters, got {len(value)}")
+    if "\x00" in value:
+        raise _Invalid(f"{name}: holds U+0000 (NUL), which no id may hold")
     return value
 
 
@@ -133,7 +139,8 @@ REPORTS: Final = {
 
 async def report(request: web.Request) -> web.Response:
     """The regulator's report: the figures of `croupier report` over the database."""
-    table_id = request.query.get("table_id") or None
+    given = request.query.get("table_id")
+    table_id = _valid_id("table_id", given) if given else None
     chosen = request.query.get("format", "json")
     if chosen not in REPORTS:
         raise _Invalid("format: one of json, csv, text", [f"format: {chosen!r} is not one of them"])

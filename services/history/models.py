@@ -19,7 +19,7 @@ class BetsQuery(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     limit: int = Field(default=50, ge=1, le=500)
-    offset: int | None = Field(default=None, ge=0)
+    offset: int | None = Field(default=None, ge=0, le=2**63 - 1)
     cursor: str | None = Field(
         default=None, min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_-]+$"
     )

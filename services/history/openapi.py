@@ -9,7 +9,7 @@ from pydantic.json_schema import models_json_schema
 
 from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut, TablesOut
 
-ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
+ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\u0000]*$"}
 _MODELS: Final[tuple[type[BaseModel], ...]] = (
     BetsPage,
     RoundOut,
@@ -80,7 +80,11 @@ def _operations() -> dict[str, Any]:
                         },
                         "`next_cursor` of the previous page",
                     ),
-                    _query("offset", {"type": "integer", "minimum": 0}, "Bets to skip"),
+                    _query(
+                        "offset",
+                        {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
+                        "Bets to skip",
+                    ),
                 ],
                 "responses": {
                     "200": _json(BetsPage, "One page of the history"),

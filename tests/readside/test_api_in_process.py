@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import Any
 
@@ -128,6 +129,35 @@ def test_bad_paging_parameters_are_422_and_say_why(engine: Engine, query: str) -
 def test_an_id_longer_than_the_contract_allows_is_422(engine: Engine) -> None:
     [answer] = get(engine, "/tables/" + "T" * 257 + "/stats")
     assert answer[0] == 422 and "table_id" in body(answer)["detail"]
+
+
+def cursor_of(key: list[Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(key).encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/players/al%00ice/bets",
+        "/tables/T%001/rounds/R1",
+        "/tables/T1/rounds/R%001",
+        "/tables/T%001/stats",
+        "/tables/T%001",
+        "/report?table_id=T%001",
+        f"/players/alice/bets?offset={2**63}",
+        f"/players/alice/bets?cursor={cursor_of([2**63, 'T1', 'R1', 1, 'R1-b1'])}",
+        f"/players/alice/bets?cursor={cursor_of([1, 'T1', 'R1', 2**31, 'R1-b1'])}",
+        "/players/alice/bets?cursor=" + cursor_of([1, "T\x00", "R1", 1, "R1-b1"]),
+    ],
+)
+def test_a_parameter_no_database_column_can_hold_is_422_never_a_server_error(
+    engine: Engine, path: str
+) -> None:
+    """A NUL (PostgreSQL's texts cannot hold one, and no id may), a number past 64 bits or a
+    seq past 32: said before the database is asked, alike on both databases."""
+    [answer] = get(engine, path)
+    assert answer[0] == 422, answer
+    assert body(answer)["error"] == "invalid_parameters"
 
 
 def test_round_recall_gives_timeline_bets_and_totals(engine: Engine) -> None:
