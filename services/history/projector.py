@@ -1,8 +1,8 @@
 """The projector: croupier's committed output into the read side's database, exactly once.
 
 One aiokafka consumer (`read_committed`, no group) is assigned every partition of the accepted
-(the workers' journals), table-stats and rejected topics and seeks to the positions stored in the
-database. Each batch is applied in one database transaction together with the positions it moved
+(the workers' journals), table-stats and rejected topics (or, one of several projectors sharing
+them, its shard of those partitions: `owned`) and seeks to the positions stored in the database. Each batch is applied in one database transaction together with the positions it moved
 to, so a restart resumes exactly after the last committed batch, and a batch is never applied
 twice (a redelivery is a position already passed). The next batch is read and decoded while the
 database writes the one before; nothing else is kept in memory between batches, so restart time
@@ -100,6 +100,13 @@ async def partitions_of(
         await admin.close()
 
 
+def owned(partitions: list[TopicPartition], shard: tuple[int, int]) -> list[TopicPartition]:
+    """The partitions shard `i` of `n` projects: those numbered i modulo n, of every topic (a
+    table's journals and board have the same number, so one shard has all of a table)."""
+    index, count = shard
+    return [tp for tp in partitions if tp.partition % count == index]
+
+
 @dataclass
 class Progress:
     """What the projector did since it started (for logs and the benchmark)."""
@@ -115,8 +122,16 @@ class Progress:
 class Projector:
     """Follow the topics into the store, batch by batch, until stopped."""
 
-    def __init__(self, settings: Settings, store: Store, *, max_messages: int = 200_000) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        max_messages: int = 200_000,
+        shard: tuple[int, int] = (0, 1),
+    ) -> None:
         self.settings = settings
+        self.shard = shard
         self.store = store
         self.roles = sources(settings)
         self.max_messages = max_messages
@@ -144,9 +159,10 @@ class Projector:
             fetch_max_bytes=32 * 1024 * 1024,
         )
         began = time.monotonic()
-        partitions = await partitions_of(s, sorted(self.roles), self.stopping)
-        if partitions is None:
+        every = await partitions_of(s, sorted(self.roles), self.stopping)
+        if every is None:
             return
+        partitions = owned(every, self.shard)
         found = time.monotonic()
         await consumer.start()
         writing: asyncio.Task[bool] | None = None
@@ -155,10 +171,12 @@ class Projector:
             at = await self._resume(consumer, partitions)
             self.ready.set()
             log.info(
-                "projecting %d partitions of %s (topics found in %.2f s, consumer started and "
-                "positions resumed in %.2f s)",
+                "projecting %d partitions of %s, shard %d of %d (topics found in %.2f s, consumer "
+                "started and positions resumed in %.2f s)",
                 len(partitions),
                 sorted(self.roles),
+                self.shard[0],
+                self.shard[1],
                 found - began,
                 time.monotonic() - found,
             )

@@ -206,14 +206,21 @@ def of_batch(
 def store(db: Connection, more: Report) -> None:
     """Add these figures to the report's tables (in the caller's transaction)."""
     had = Report()
-    for chunk in bulk.chunks(list(more.money)):
+    # Read to be rewritten: locked (in key order) until the commit, so that two projectors
+    # sharing the partitions never add to the same figures from one old value (a table's
+    # records in two partitions, as after partitions were added, may be in both).
+    money = (_M.c.table_id, _M.c.game, _M.c.day, _M.c.currency)
+    for chunk in bulk.chunks(sorted(more.money)):
         found = db.execute(
-            select(_M).where(tuple_(_M.c.table_id, _M.c.game, _M.c.day, _M.c.currency).in_(chunk))
+            select(_M).where(tuple_(*money).in_(chunk)).order_by(*money).with_for_update()
         )
         for row in found:
             had.money[(row.table_id, row.game, row.day, row.currency)] = _money(row)
-    for chunk in bulk.chunks(list(more.rounds)):
-        found = db.execute(select(_R).where(tuple_(_R.c.table_id, _R.c.game, _R.c.day).in_(chunk)))
+    rounds = (_R.c.table_id, _R.c.game, _R.c.day)
+    for chunk in bulk.chunks(sorted(more.rounds)):
+        found = db.execute(
+            select(_R).where(tuple_(*rounds).in_(chunk)).order_by(*rounds).with_for_update()
+        )
         for row in found:
             had.rounds[(row.table_id, row.game, row.day)] = _rounds(row)
     had.add(more)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -24,3 +24,25 @@ class ApiSettings(BaseSettings):
         description="also run the projector in the API process; false for more API processes "
         "over a database that one `croupier projector` fills",
     )
+    projector_shards: int = Field(
+        default=1,
+        ge=1,
+        description="how many `croupier projector` processes share the partitions (more than one "
+        "when a single process cannot keep up: each is bound to one processor)",
+    )
+    projector_shard: int = Field(
+        default=0,
+        ge=0,
+        description="which of them this one is, 0 to projector_shards - 1: it projects the "
+        "partitions numbered projector_shard modulo projector_shards of every projected topic",
+    )
+
+    @model_validator(mode="after")
+    def _one_of_the_shards(self) -> ApiSettings:
+        if self.projector_shard >= self.projector_shards:
+            raise ValueError(
+                f"projector_shard {self.projector_shard} is not one of the "
+                f"{self.projector_shards} shards (0 to {self.projector_shards - 1}): set "
+                "CROUPIER_API_PROJECTOR_SHARD below CROUPIER_API_PROJECTOR_SHARDS"
+            )
+        return self

@@ -3,8 +3,10 @@
 1. Preload `CROUPIER_BENCH_READSIDE_BETS` bets (default 10,000,000; 200 a round, one round of
    10,000, 1,000 players of 10,000 bets each), settle them with croupier's workers and measure
    settled bets per second (first commit to lag 0, as `make bench-kafka`).
-2. Then a `croupier projector` on a fresh PostgreSQL database projects all of it: bets (rows of
-   `bets`) per second from its first batch to caught up, and its resident memory at every million.
+2. Then `CROUPIER_BENCH_PROJECTORS` `croupier projector` processes (default 2, sharing the
+   partitions) on a fresh PostgreSQL database project all of it: bets (rows of `bets`) per second
+   from the first batch to caught up, and the resident memory at every million; then one
+   projector alone over the same topics into another database, the same figures.
 3. Restart to caught up: the projector stopped and started again on the full database, and the
    same on an empty database over empty topics (process start included).
 4. p50/p99 over HTTP (`croupier api --serve-only`, one kept-alive connection) of the first page
@@ -51,6 +53,9 @@ BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
 BETS = int(os.environ.get("CROUPIER_BENCH_READSIDE_BETS", "10000000"))
 PARTITIONS = int(os.environ.get("CROUPIER_BENCH_PARTITIONS", "4"))
 WORKERS = int(os.environ.get("CROUPIER_BENCH_WORKERS", "1"))
+PROJECTORS = int(os.environ.get("CROUPIER_BENCH_PROJECTORS", "2"))
+"""Projector processes sharing the partitions (CROUPIER_API_PROJECTOR_SHARDS); one alone is
+measured beside them over the same topics."""
 PER_ROUND = 200
 BIG_ROUND = 10_000
 PLAYERS = max(1, BETS // 10_000)
@@ -239,47 +244,64 @@ class Progress:
         self.engine.dispose()
 
 
-def project(s: Settings, database: str, total: int) -> dict[str, Any]:
-    """Run a projector over everything; bets/s and RSS at every million."""
-    env = environment(s) | {"DATABASE_URL": database}
+def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str, Any]:
+    """Run `shards` projector processes (sharing the partitions) over everything; bets/s, the
+    processor time a bet, and RSS at every million (the largest of the processes)."""
+    env = environment(s) | {
+        "DATABASE_URL": database,
+        "CROUPIER_API_PROJECTOR_SHARDS": str(shards),
+    }
     progress = Progress(s, database)
-    proc = start(["-m", "services.cli", "projector", "--loglevel", "info"], "projector", LOGS, env)
+    procs = [
+        start(
+            ["-m", "services.cli", "projector", "--loglevel", "info"],
+            f"projector-{n}" if shards > 1 else "projector",
+            LOGS,
+            env | {"CROUPIER_API_PROJECTOR_SHARD": str(n)},
+        )
+        for n in range(shards)
+    ]
     rss: dict[int, float] = {}
     first: tuple[float, int] | None = None
     meters: tuple[Meter, ...] = ()
     cpu = 0.0
+
+    def largest() -> float:
+        return max(_rss_mib(proc.pid) for proc in procs)
+
     try:
         while True:
-            if proc.poll() is not None:
-                raise RuntimeError("the projector exited; see test-output/bench-readside/")
+            if any(proc.poll() is not None for proc in procs):
+                raise RuntimeError("a projector exited; see test-output/bench-readside/")
             done = progress.bets()
             now = time.monotonic()
             if first is None and done > 0:
                 first = (now, done)
-                cpu = _cpu_s(proc.pid)
+                cpu = sum(_cpu_s(proc.pid) for proc in procs)
                 meters = (Meter("postgres"), Meter("java"))
             for meter in meters:
                 meter.sample()
             million = done // 1_000_000
             if million and million not in rss:
-                rss[million] = _rss_mib(proc.pid)
+                rss[million] = largest()
                 say(f"  projected {done:,} bets, RSS {rss[million]:.0f} MiB")
             if done >= total and progress.caught_up():
                 break
             time.sleep(0.5)
         assert first is not None
         elapsed = time.monotonic() - first[0]
-        used = (_cpu_s(proc.pid) - cpu, *(meter.used() for meter in meters))
+        mine = sum(_cpu_s(proc.pid) for proc in procs) - cpu
+        used = (mine, *(meter.used() for meter in meters))
         per_bet = [seconds / (done - first[1]) * 1e6 for seconds in used]
         return {
             "cpu_us": per_bet,
             "bets_per_s": (done - first[1]) / elapsed,
             "rss": rss,
-            "rss_end": _rss_mib(proc.pid),
+            "rss_end": largest(),
             "seconds": elapsed,
         }
     finally:
-        stop([proc])
+        stop(procs)
         progress.close()
 
 
@@ -467,9 +489,15 @@ def measure(s: Settings, empty_settings: Settings) -> int:
     say(f"  pipeline: {pipeline:,.0f} settled bets/s")
     with ExitStack() as stack:
         full = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
-        say("projector ...")
-        projected = project(s, full, bets)
+        say(f"projector ({PROJECTORS} processes sharing the partitions) ...")
+        projected = project(s, full, bets, shards=PROJECTORS)
         say(f"  projector: {projected['bets_per_s']:,.0f} bets/s")
+        alone = projected
+        if PROJECTORS > 1:
+            say("projector (one process, over the same topics into another database) ...")
+            with fresh_url("postgresql", ROOT / "test-output") as other:
+                alone = project(s, other, bets)
+            say(f"  one projector: {alone['bets_per_s']:,.0f} bets/s")
         restart_full = [restart(s, full) for _ in range(3)]
         create_topics(empty_settings)
         empty = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
@@ -484,15 +512,21 @@ def measure(s: Settings, empty_settings: Settings) -> int:
     last = max(rss) if rss else 0
     print(f"bets: {bets:,} ({events:,} round events), {PARTITIONS} partitions, {WORKERS} worker(s)")
     print(f"pipeline settled bets/s:    {pipeline:,.0f}")
-    print(
-        f"projector bets/s:           {projected['bets_per_s']:,.0f} "
-        f"(ratio {projected['bets_per_s'] / pipeline:.2f}; target 1.5)"
-    )
-    projector_us, postgres_us, kafka_us = projected["cpu_us"]
-    print(
-        f"CPU per bet projected:      projector {projector_us:.1f} us, PostgreSQL {postgres_us:.1f} us "
-        f"(this machine's postgres processes), Kafka {kafka_us:.1f} us; {os.cpu_count()} cores"
-    )
+    runs = [(f"{PROJECTORS} projectors", projected)]
+    if PROJECTORS > 1:
+        runs.append(("one projector", alone))
+    for name, run in runs:
+        print(
+            f"{name + ' bets/s:':<28}{run['bets_per_s']:,.0f} "
+            f"(ratio {run['bets_per_s'] / pipeline:.2f}; target 1.5)"
+        )
+    for name, run in runs:
+        projector_us, postgres_us, kafka_us = run["cpu_us"]
+        print(
+            f"{'CPU per bet, ' + name + ':':<28}projector {projector_us:.1f} us, PostgreSQL "
+            f"{postgres_us:.1f} us (this machine's postgres processes), Kafka {kafka_us:.1f} us; "
+            f"{os.cpu_count()} cores"
+        )
     print(
         f"projector RSS:              {rss.get(1, 0):.0f} MiB at 1,000,000 bets, "
         f"{rss.get(last, 0):.0f} MiB at {last:,},000,000, {projected['rss_end']:.0f} MiB at the end"
