@@ -2,11 +2,12 @@
 
 One aiokafka consumer (`read_committed`, no group) is assigned every partition of the accepted
 (the workers' journals), table-stats and rejected topics (or, one of several projectors sharing
-them, its shard of those partitions: `owned`) and seeks to the positions stored in the database. Each batch is applied in one database transaction together with the positions it moved
-to, so a restart resumes exactly after the last committed batch, and a batch is never applied
-twice (a redelivery is a position already passed). The next batch is read and decoded while the
-database writes the one before; nothing else is kept in memory between batches, so restart time
-and memory do not grow with the history.
+them, its shard of those partitions: `owned`) and seeks to the positions stored in the database.
+Each batch is applied in one database transaction together with the positions it moved to, so a
+restart resumes exactly after the last committed batch, and a batch is never applied twice (a
+redelivery is a position already passed). The next batch is read and decoded while the database
+writes the one before; nothing else is kept in memory between batches, so restart time and
+memory do not grow with the history.
 """
 
 from __future__ import annotations
