@@ -94,15 +94,23 @@ def test_workers_have_time_to_finish_their_transaction_when_stopped() -> None:
         assert worker["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > 30
 
 
-def test_the_read_side_serves_from_the_database_secret_and_projects_with_one_replica() -> None:
+def test_the_read_side_serves_from_the_database_secret_and_projects_a_shard_per_replica() -> None:
+    replicas = {"local": 1, "production": 2}
     for name in OVERLAYS:
         objects = overlay(name)
         api = find(objects, "Deployment", "croupier-api")
-        projector = find(objects, "Deployment", "croupier-projector")
+        projector = find(objects, "StatefulSet", "croupier-projector")
         assert api["spec"]["template"]["spec"]["containers"][0]["args"] == ["api", "--serve-only"]
-        assert projector["spec"]["template"]["spec"]["containers"][0]["args"] == ["projector"]
-        assert projector["spec"]["replicas"] == 1
-        assert projector["spec"]["strategy"] == {"type": "Recreate"}
+        (shard,) = projector["spec"]["template"]["spec"]["containers"]
+        assert shard["args"] == ["projector"]
+        # one shard a replica: the count is the replicas', the number the pod's ordinal
+        assert projector["spec"]["replicas"] == replicas[name]
+        told = env(shard)
+        assert told["CROUPIER_API_PROJECTOR_SHARDS"] == str(replicas[name])
+        assert told["CROUPIER_API_PROJECTOR_SHARD"] == {
+            "fieldRef": {"fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}
+        }
+        assert projector["spec"]["updateStrategy"] == {"type": "RollingUpdate"}
         for workload in (api, projector):
             (container,) = workload["spec"]["template"]["spec"]["containers"]
             assert env(container)["DATABASE_URL"] == {
