@@ -76,11 +76,7 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
     engine = database(api)
     reads = Reads(engine)
     lag = Lag(settings, reads)
-    projector = (
-        Projector(settings, Store(engine), shard=(api.projector_shard, api.projector_shards))
-        if api.project
-        else None
-    )
+    projector = Projector(settings, Store(engine), shard=api.shard) if api.project else None
     site_app = application(reads, lag, poll_ms=api.poll_ms)
 
     @app.service
@@ -166,9 +162,7 @@ def project(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int
     except KeyboardInterrupt:
         return 0
     log.info("database at the newest schema in %.2f s", time.monotonic() - began)
-    projector = Projector(
-        settings, Store(engine), shard=(api.projector_shard, api.projector_shards)
-    )
+    projector = Projector(settings, Store(engine), shard=api.shard)
 
     async def run() -> None:
         loop = asyncio.get_running_loop()

@@ -37,6 +37,11 @@ class ApiSettings(BaseSettings):
         "partitions numbered projector_shard modulo projector_shards of every projected topic",
     )
 
+    @property
+    def shard(self) -> tuple[int, int]:
+        """This projector's shard and the count of shards, as `Projector` takes them."""
+        return (self.projector_shard, self.projector_shards)
+
     @model_validator(mode="after")
     def _one_of_the_shards(self) -> ApiSettings:
         if self.projector_shard >= self.projector_shards:

@@ -269,6 +269,9 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
     def largest() -> float:
         return max(_rss_mib(proc.pid) for proc in procs)
 
+    def processor() -> float:
+        return sum(_cpu_s(proc.pid) for proc in procs)
+
     try:
         while True:
             if any(proc.poll() is not None for proc in procs):
@@ -277,7 +280,7 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
             now = time.monotonic()
             if first is None and done > 0:
                 first = (now, done)
-                cpu = sum(_cpu_s(proc.pid) for proc in procs)
+                cpu = processor()
                 meters = (Meter("postgres"), Meter("java"))
             for meter in meters:
                 meter.sample()
@@ -290,8 +293,7 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
             time.sleep(0.5)
         assert first is not None
         elapsed = time.monotonic() - first[0]
-        mine = sum(_cpu_s(proc.pid) for proc in procs) - cpu
-        used = (mine, *(meter.used() for meter in meters))
+        used = (processor() - cpu, *(meter.used() for meter in meters))
         per_bet = [seconds / (done - first[1]) * 1e6 for seconds in used]
         return {
             "cpu_us": per_bet,
