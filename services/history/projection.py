@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Final, Literal, assert_never
 
 import msgspec
@@ -45,14 +46,19 @@ class Unreadable(ValueError):
 
 @dataclass
 class Changes:
-    """What one batch changes: rows to write, round events to apply in order, counters to add.
+    """What one batch changes: bets, round events to apply in order, boards, counters to add.
 
-    A bet's row is a tuple in the order of `BET_COLUMNS` (what the database's COPY takes as it
-    stands): a batch of tens of thousands of bets builds no dict per bet.
+    A bet's halves are kept as read (its bet.placed, its decision) and its row, a tuple in the
+    order of `BET_COLUMNS` (what the database's COPY takes as it stands), is made once: when its
+    second half is read (`whole`), or at the end of the batch for a bet whose other half is in
+    another batch (`pending`, `parts`). A batch of tens of thousands of bets builds no dict per
+    bet, and no row it throws away.
     """
 
-    placements: dict[str, BetRow] = field(default_factory=dict)
-    decisions: dict[str, BetRow] = field(default_factory=dict)
+    placements: dict[str, BetPlaced] = field(default_factory=dict)
+    """Every bet.placed of the batch, the first of each bet."""
+    decisions: dict[str, tuple[Settlement | Refund, int]] = field(default_factory=dict)
+    """Every settlement or refund of the batch, the first of each bet, with its Kafka timestamp."""
     whole: list[BetRow] = field(default_factory=list)
     """The rows of the bets whose placement and decision are both in this batch, in the order
     they became whole (each once): final as soon as made, so they can be encoded while the
@@ -62,9 +68,9 @@ class Changes:
     boards: dict[str, TableStats] = field(default_factory=dict)
     raw_boards: dict[str, bytes] = field(default_factory=dict)
     counts: Counter[CounterKey] = field(default_factory=Counter)
-    decided: dict[tuple[str, bool, int], int] = field(default_factory=dict)
-    """The decisions by outcome (a result or a refund's reason), kind (settlement or not) and
-    milliseconds waited: few distinct, each counted once here rather than in four counters."""
+    decided: dict[Decided, list[int]] = field(default_factory=dict)
+    """The decisions summed by what the counters and the report tell apart (`Decided`): few
+    distinct, each bet added once here rather than to four counters and a report line."""
     unreadable: list[str] = field(default_factory=list)
     size: int = 0
     """How many messages were fed: inputs and decisions (a journal's each), other records."""
@@ -98,6 +104,32 @@ class Changes:
                         self._feed(source, payload(record.value), record.timestamp)
                     except (msgspec.DecodeError, Unreadable) as error:
                         self._unreadable(source, error)
+
+    def pending(self) -> list[BetRow]:
+        """The rows of the bets placed in this batch and not decided in it, by bet id."""
+        placements = self.placements
+        return [placement(placements[b]) for b in sorted(placements.keys() - self.decisions)]
+
+    def parts(self) -> list[BetRow]:
+        """The rows of the decisions of bets not placed in this batch (placed before, or never,
+        as a late bet's refund), by bet id: what a decision alone tells of its bet."""
+        decisions = self.decisions
+        return [decided(*decisions[b]) for b in sorted(decisions.keys() - self.placements)]
+
+    def rounds_named(self) -> set[tuple[str, str]]:
+        """Every round an input, a decision or an adjustment of this batch names."""
+        named = {(e.table_id, e.round_id) for e, _ in self.round_events}
+        named.update(map(_ROUND_OF, self.placements.values()))
+        named.update(_ROUND_OF(decision) for decision, _ in self.decisions.values())
+        named.update((r["table_id"], r["round_id"]) for r in self.adjustments.values())
+        return named
+
+    def players_named(self) -> set[str]:
+        """Every player a bet, a decision or an adjustment of this batch names."""
+        named = set(map(_PLAYER_OF, self.placements.values()))
+        named.update(decision.player_id for decision, _ in self.decisions.values())
+        named.update(r["player_id"] for r in self.adjustments.values())
+        return named
 
     def _unreadable(self, source: Source, error: Exception) -> None:
         self.counts[_UNREADABLE[source]] += 1
@@ -168,10 +200,10 @@ class Changes:
         match event:
             case BetPlaced(bet_id=bet_id):
                 if bet_id not in self.placements:
-                    row = self.placements[bet_id] = placement(event)
-                    decision = self.decisions.get(bet_id)
-                    if decision is not None:
-                        self.whole.append(merged(row, decision))
+                    self.placements[bet_id] = event
+                    decided_ = self.decisions.get(bet_id)
+                    if decided_ is not None:  # its decision read first (redelivered, say)
+                        self.whole.append(whole(event, *decided_))
             case Invalid(reason=reason, detail=detail):
                 raise Unreadable(f"{reason}: {detail}")
             case _:
@@ -187,29 +219,55 @@ class Changes:
         bet_id = decision.bet_id
         if bet_id in self.decisions:
             return
-        at = micros_of(decision.at)
+        self.decisions[bet_id] = (decision, timestamp_ms)
         placed = self.placements.get(bet_id)
-        if placed is None:
-            self.decisions[bet_id] = decided(decision, timestamp_ms, at)
-        else:  # the whole row at once (it also stands for the decision)
-            row = self.decisions[bet_id] = decided(decision, timestamp_ms, at, placed)
-            self.whole.append(row)
+        if placed is not None:
+            self.whole.append(whole(placed, decision, timestamp_ms))
         # From the table's `at` of the round event that decided the bet (copied into the
         # decision) to the decision's commit (its Kafka timestamp); a clock behind reads 0.
-        # Counted by outcome and wait, turned into the metrics' counters by `totals`.
-        waited = timestamp_ms - at // 1000
-        key = (
-            (decision.result, True, waited if waited > 0 else 0)
-            if isinstance(decision, Settlement)
-            else (decision.reason, False, waited if waited > 0 else 0)
-        )
-        counted = self.decided
-        counted[key] = counted.get(key, 0) + 1
+        waited = timestamp_ms - micros_of(decision.at) // 1000
+        waited = waited if waited > 0 else 0
+        key: Decided
+        if isinstance(decision, Settlement):
+            key = (
+                decision.result,
+                True,
+                waited,
+                decision.table_id,
+                decision.round_id,
+                decision.at,
+                decision.currency,
+                decision.game,
+                decision.kind,
+                decision.pick,
+            )
+            stake, paid = decision.stake, decision.payout
+        else:
+            key = (
+                decision.reason,
+                False,
+                waited,
+                decision.table_id,
+                decision.round_id,
+                decision.at,
+                decision.currency,
+                None,
+                None,
+                None,
+            )
+            stake, paid = decision.amount, 0
+        summed = self.decided.get(key)
+        if summed is None:
+            self.decided[key] = [1, stake, paid]
+        else:
+            summed[0] += 1
+            summed[1] += stake
+            summed[2] += paid
 
     def totals(self) -> Counter[CounterKey]:
         """Every counter this batch adds: `counts`, and the decisions' by outcome and latency."""
         counts = Counter(self.counts)
-        for (outcome, settled, waited), n in self.decided.items():
+        for (outcome, settled, waited, *_), (n, _, _) in self.decided.items():
             kind = "settlement" if settled else "refund"
             counts[_decision_key(kind, outcome)] += n
             counts[_BUCKETS[bisect_left(LATENCY_BUCKETS_MS, waited)]] += n
@@ -315,71 +373,104 @@ def placement(bet: BetPlaced) -> BetRow:
     )
 
 
-def decided(
+def whole(bet: BetPlaced, decision: Settlement | Refund, timestamp_ms: int) -> BetRow:
+    """The row of a bet read whole: the PLACED columns as its bet.placed says, the others as its
+    committed decision (read at `timestamp_ms`) says."""
+    sort_micros, placed_at = _stamp(bet.at)
+    return _row(
+        decision,
+        timestamp_ms,
+        sort_micros,
+        bet.seq,
+        bet.kind,
+        _pick(bet.pick),
+        bet.stake,
+        bet.currency,
+        placed_at,
+    )
+
+
+def decided(decision: Settlement | Refund, timestamp_ms: int) -> BetRow:
+    """A bet's row as its committed decision alone says (what its bet.placed, read in another
+    batch, does not overwrite): the PLACED columns the decision tells, sorted at its `at`."""
+    at = micros_of(decision.at)
+    if type(decision) is Settlement:
+        pick = _pick(decision.pick)
+        return _row(
+            decision,
+            timestamp_ms,
+            at,
+            0,
+            decision.kind,
+            pick,
+            decision.stake,
+            decision.currency,
+            None,
+        )
+    assert isinstance(decision, Refund)
+    return _row(decision, timestamp_ms, at, 0, None, None, decision.amount, decision.currency, None)
+
+
+def _row(
     decision: Settlement | Refund,
     timestamp_ms: int,
-    at: int,
-    placed: BetRow | None = None,
+    sort_micros: int,
+    seq: int,
+    kind: str | None,
+    pick: str | None,
+    stake: int,
+    currency: str,
+    placed_at: str | None,
 ) -> BetRow:
-    """A bet's row as its committed decision says (BET_COLUMNS; what a bet read later does not
-    overwrite); `at` is `micros_of(decision.at)`. Given the row of the bet's placement, the
-    whole row, made at once: `merged(placed, decided(decision, ...))`."""
-    key = (decision.bet_id, decision.player_id, decision.table_id, decision.round_id)
-    told: tuple[Any, ...]  # the PLACED columns: the placement's, or what the decision tells
-    match decision:
-        case Settlement():
-            if placed is None:
-                pick = _pick(decision.pick)
-                told = (
-                    at,
-                    0,
-                    decision.kind,
-                    pick,
-                    decision.stake,
-                    decision.currency,
-                    None,
-                )
-            else:
-                told = placed[_PLACED_FROM:_PLACED_TO]
-            return (
-                *key,
-                *told,
-                "settled",
-                decision.game,
-                decision.result,
-                decision.payout,
-                None,
-                decision.at,
-                decision.settlement_id,
-                _outcome(decision.dice),
-                _outcome(decision.discs),
-                timestamp_ms,
-            )
-        case Refund():
-            if placed is None:
-                told = (at, 0, None, None, decision.amount, decision.currency, None)
-            else:
-                told = placed[_PLACED_FROM:_PLACED_TO]
-            return (
-                *key,
-                *told,
-                "refunded",
-                None,
-                None,
-                None,
-                decision.reason,
-                decision.at,
-                decision.refund_id,
-                None,
-                None,
-                timestamp_ms,
-            )
-
-
-def merged(placed: BetRow, decision: BetRow) -> BetRow:
-    """The row of a bet whose bet.placed and decision are in one batch: the decision's, with
-    the placement's PLACED columns (which sit together in BET_COLUMNS)."""
-    return decision[:_PLACED_FROM] + placed[_PLACED_FROM:_PLACED_TO] + decision[_PLACED_TO:]
+    """A decided bet's row (BET_COLUMNS), given its PLACED columns."""
+    if type(decision) is Settlement:
+        return (
+            decision.bet_id,
+            decision.player_id,
+            decision.table_id,
+            decision.round_id,
+            sort_micros,
+            seq,
+            kind,
+            pick,
+            stake,
+            currency,
+            placed_at,
+            "settled",
+            decision.game,
+            decision.result,
+            decision.payout,
+            None,
+            decision.at,
+            decision.settlement_id,
+            _outcome(decision.dice),
+            _outcome(decision.discs),
+            timestamp_ms,
+        )
+    assert isinstance(decision, Refund)
+    return (
+        decision.bet_id,
+        decision.player_id,
+        decision.table_id,
+        decision.round_id,
+        sort_micros,
+        seq,
+        kind,
+        pick,
+        stake,
+        currency,
+        placed_at,
+        "refunded",
+        None,
+        None,
+        None,
+        decision.reason,
+        decision.at,
+        decision.refund_id,
+        None,
+        None,
+        timestamp_ms,
+    )
 
 
 _PICKS: dict[tuple[Any, ...], str] = {}
@@ -451,9 +542,6 @@ BetRow = tuple[Any, ...]
 """A bet's row: a value for each of BET_COLUMNS."""
 PLACED: Final = ("sort_micros", "seq", "kind", "pick", "stake", "currency", "placed_at")
 """The columns a bet.placed sets on a row its decision created first."""
-_PLACED_FROM: Final = BET_COLUMNS.index(PLACED[0])
-_PLACED_TO: Final = _PLACED_FROM + len(PLACED)
-assert BET_COLUMNS[_PLACED_FROM:_PLACED_TO] == PLACED, "merged() takes PLACED as one slice"
 DECIDED: Final = (
     "status",
     "game",
@@ -467,3 +555,9 @@ DECIDED: Final = (
     "decided_ts",
 )
 """The columns a decision sets on a row its bet.placed created first."""
+Decided = tuple[str, bool, int, str, str, str, str, str | None, str | None, tuple[int, ...] | None]
+"""What a decision counts under: its outcome (a settlement's result or a refund's reason),
+whether it is a settlement, the milliseconds it waited (`Changes._decision`), then its report
+line: its table, round, `at` and currency, and a settlement's game, kind and pick."""
+_ROUND_OF: Final = attrgetter("table_id", "round_id")
+_PLAYER_OF: Final = attrgetter("player_id")

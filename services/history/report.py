@@ -18,7 +18,7 @@ import msgspec
 from sqlalchemy import Connection, func, select, tuple_
 
 from services.history import bulk, schema
-from services.history.projection import BET_COLUMNS, Changes
+from services.history.projection import Changes
 from services.reports.figures import Correction, Money, Report, Rounds
 
 _JSON: Final = msgspec.json.Decoder()
@@ -148,37 +148,22 @@ def of_batch(
     report.numbers.update(numbers)
     for event, _ in changes.round_events:
         report.accepted(event)
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for row in changes.decisions.values():
-        key = (
-            row[_STATUS],
-            row[_TABLE],
-            row[_ROUND],
-            row[_DECIDED_AT],
-            row[_CURRENCY],
-            row[_GAME],
-            row[_KIND],
-            row[_PICK],
-        )
-        summed = groups.get(key)
-        if summed is None:
-            groups[key] = [1, row[_STAKE], row[_PAYOUT] or 0]
-        else:
-            summed[0] += 1
-            summed[1] += row[_STAKE]
-            summed[2] += row[_PAYOUT] or 0
     slot = report.money_slot
     places: dict[tuple[Any, ...], list[Any]] = {}
-    for (status, table, rnd, at, currency, game, kind, pick), (n, stakes, paid) in groups.items():
-        place = (status, slot(table, rnd, at, currency), game, kind, pick)
-        summed_there = places.get(place)
-        if summed_there is None:
+    for (_, settled, _, table, rnd, at, currency, game, kind, pick), (
+        n,
+        stakes,
+        paid,
+    ) in changes.decided.items():
+        place = (settled, slot(table, rnd, at, currency), game, kind, pick)
+        summed = places.get(place)
+        if summed is None:
             places[place] = [table, rnd, at, currency, n, stakes, paid]
         else:
-            summed_there[4] += n
-            summed_there[5] += stakes
-            summed_there[6] += paid
-    for (status, _, game, kind, pick), (
+            summed[4] += n
+            summed[5] += stakes
+            summed[6] += paid
+    for (settled, _, game, kind, pick), (
         table,
         rnd,
         at,
@@ -187,9 +172,8 @@ def of_batch(
         stakes,
         paid,
     ) in places.items():
-        if status == "settled":
-            picked = _JSON.decode(pick) if pick is not None else ()
-            report.settled(table, rnd, at, currency, stakes, paid, game, kind, picked, bets=n)
+        if settled:
+            report.settled(table, rnd, at, currency, stakes, paid, game, kind, pick, bets=n)
         else:
             report.refunded(table, rnd, at, currency, stakes, bets=n)
     for adjustment in changes.adjustments.values():
@@ -287,12 +271,3 @@ def _outcome_text(outcome: list[int | str] | None) -> str | None:
 
 _MONEY_FIGURES: Final = ("bets", "stakes", "refunds", "payouts", "adjustments", "weighted_rtp")
 _ROUND_FIGURES: Final = ("results", "cancelled", "corrected", "voided")
-
-
-_STATUS, _TABLE, _ROUND, _DECIDED_AT = (
-    BET_COLUMNS.index(n) for n in ("status", "table_id", "round_id", "decided_at")
-)
-_CURRENCY, _GAME, _KIND, _PICK = (
-    BET_COLUMNS.index(n) for n in ("currency", "game", "kind", "pick")
-)
-_STAKE, _PAYOUT = (BET_COLUMNS.index(n) for n in ("stake", "payout"))

@@ -126,14 +126,11 @@ class Preparing:
     def done(self) -> Prepared:
         self.take()
         changes = self.changes
-        placements, decisions = changes.placements, changes.decisions
-        placed = [placements[key] for key in sorted(placements.keys() - decisions.keys())]
-        parts = [decisions[key] for key in sorted(decisions.keys() - placements.keys())]
         return Prepared(
             changes,
             self.whole.done(),
-            bulk.encoded(self.dialect, placed),
-            bulk.encoded(self.dialect, parts),
+            bulk.encoded(self.dialect, changes.pending()),
+            bulk.encoded(self.dialect, changes.parts()),
         )
 
 
@@ -264,10 +261,7 @@ class _Batch:
         every round the batch touches moves to a new `version` (what a cached recall checks).
         The rounds, and the outcome before the batch of the rounds from before it that it
         corrects or voids (the report's corrections are told from them)."""
-        keys = {(e.table_id, e.round_id) for e, _ in changes.round_events}
-        for rows in (changes.placements.values(), changes.decisions.values()):
-            keys.update(map(_ROUND_OF, rows))
-        keys |= {(r["table_id"], r["round_id"]) for r in changes.adjustments.values()}
+        keys = changes.rounds_named()
         known = self._load(sorted(keys))
         fresh = {key: Round(*key) for key in keys - known.keys()}
         rounds = {key: rnd for key, (rnd, _) in known.items()} | fresh
@@ -399,10 +393,8 @@ class _Batch:
 
     def _players(self, changes: Changes, fresh: Counter[str]) -> None:
         """Every player named, with the count of its bets (a history's total, kept here)."""
-        ids = set(fresh)
-        for rows in (changes.placements.values(), changes.decisions.values()):
-            ids.update(map(_PLAYER_OF, rows))
-        ids |= {r["player_id"] for r in changes.adjustments.values()}
+        ids = changes.players_named()
+        ids.update(fresh)
         if not ids:
             return
         bulk.stage(self.db, bulk.STAGE_PLAYERS, [(p, fresh[p]) for p in sorted(ids)])
@@ -439,7 +431,6 @@ _MOVE: Final = update(schema.positions).where(
 )
 """Move a partition's position from where the batch started (executed for every partition)."""
 _PLAYER_OF: Final = itemgetter(BET_COLUMNS.index("player_id"))
-_ROUND_OF: Final = itemgetter(BET_COLUMNS.index("table_id"), BET_COLUMNS.index("round_id"))
 _THERE: Final = text("SELECT bet_id FROM bets WHERE bet_id = ANY(:ids)")
 _SR = bulk.STAGE_ROUNDS
 _ROUND_UPDATE: Final = (

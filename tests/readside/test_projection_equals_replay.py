@@ -25,7 +25,7 @@ from schemas.journal import Journal
 from schemas.journal import records as journal_records
 from schemas.records import Settlement
 from services.history.migrate import HEAD, config, current
-from services.history.projection import Changes
+from services.history.projection import Changes, decided, placement
 from services.history.queries import Reads
 from services.history.schema import Id, metadata
 from services.history.store import Conflict, Store
@@ -250,8 +250,11 @@ def test_a_bet_is_made_whole_once_when_both_its_halves_are_in_the_batch(
     both = changes.placements.keys() & changes.decisions.keys()
     assert sorted(row[0] for row in changes.whole) == sorted(both)
     for row in changes.whole:
-        placed, decided = changes.placements[row[0]], changes.decisions[row[0]]
-        assert row[:4] + row[11:] == decided[:4] + decided[11:]
+        placed, decision = (
+            placement(changes.placements[row[0]]),
+            decided(*changes.decisions[row[0]]),
+        )
+        assert row[:4] + row[11:] == decision[:4] + decision[11:]
         assert row[4:11] == placed[4:11]
 
 
