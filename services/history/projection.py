@@ -55,9 +55,9 @@ class Changes:
     bet, and no row it throws away.
     """
 
-    placements: dict[str, BetPlaced] = field(default_factory=dict)
+    placements: dict[BetKey, BetPlaced] = field(default_factory=dict)
     """Every bet.placed of the batch, the first of each bet."""
-    decisions: dict[str, tuple[Settlement | Refund, int]] = field(default_factory=dict)
+    decisions: dict[BetKey, tuple[Settlement | Refund, int]] = field(default_factory=dict)
     """Every settlement or refund of the batch, the first of each bet, with its Kafka timestamp."""
     whole: list[BetRow] = field(default_factory=list)
     """The rows of the bets whose placement and decision are both in this batch, in the order
@@ -106,13 +106,13 @@ class Changes:
                         self._unreadable(source, error)
 
     def pending(self) -> list[BetRow]:
-        """The rows of the bets placed in this batch and not decided in it, by bet id."""
+        """The rows of the bets placed in this batch and not decided in it, by key."""
         placements = self.placements
         return [placement(placements[b]) for b in sorted(placements.keys() - self.decisions)]
 
     def parts(self) -> list[BetRow]:
         """The rows of the decisions of bets not placed in this batch (placed before, or never,
-        as a late bet's refund), by bet id: what a decision alone tells of its bet."""
+        as a late bet's refund), by key: what a decision alone tells of its bet."""
         decisions = self.decisions
         return [decided(*decisions[b]) for b in sorted(decisions.keys() - self.placements)]
 
@@ -198,10 +198,11 @@ class Changes:
 
     def _input(self, event: AnyEvent | Invalid, timestamp_ms: int) -> None:
         match event:
-            case BetPlaced(bet_id=bet_id):
-                if bet_id not in self.placements:
-                    self.placements[bet_id] = event
-                    decided_ = self.decisions.get(bet_id)
+            case BetPlaced():
+                key = (event.table_id, event.round_id, event.bet_id)
+                if key not in self.placements:
+                    self.placements[key] = event
+                    decided_ = self.decisions.get(key)
                     if decided_ is not None:  # its decision read first (redelivered, say)
                         self.whole.append(whole(event, *decided_))
             case Invalid(reason=reason, detail=detail):
@@ -216,11 +217,11 @@ class Changes:
             self.counts[("croupier_read_decisions_total", labels)] += 1
 
     def _decision(self, decision: Settlement | Refund, timestamp_ms: int) -> None:
-        bet_id = decision.bet_id
-        if bet_id in self.decisions:
+        bet = (decision.table_id, decision.round_id, decision.bet_id)
+        if bet in self.decisions:
             return
-        self.decisions[bet_id] = (decision, timestamp_ms)
-        placed = self.placements.get(bet_id)
+        self.decisions[bet] = (decision, timestamp_ms)
+        placed = self.placements.get(bet)
         if placed is not None:
             self.whole.append(whole(placed, decision, timestamp_ms))
         # From the table's `at` of the round event that decided the bet (copied into the
@@ -514,6 +515,9 @@ def adjusted(adjustment: Adjustment) -> Row:
     }
 
 
+BetKey = tuple[str, str, str]
+"""A bet's table, round and id: its row's key (`bets`' primary key). The contract makes a bet id
+unique across all tables; were a table ever to repeat another's, both bets are kept."""
 BET_COLUMNS: Final = (
     "bet_id",
     "player_id",

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from sqlalchemy import BigInteger, Column, Dialect, Index, Integer, MetaData, Numeric, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
@@ -54,7 +65,7 @@ positions: Final = Table(
 bets: Final = Table(
     "bets",
     metadata,
-    Column("bet_id", Id, primary_key=True),
+    Column("bet_id", Id, nullable=False),
     Column("player_id", Id, nullable=False),
     Column("table_id", Id, nullable=False),
     Column("round_id", Id, nullable=False),
@@ -75,14 +86,15 @@ bets: Final = Table(
     Column("dice", Text),
     Column("discs", Text),
     Column("decided_ts", BigInteger),
+    PrimaryKeyConstraint("table_id", "round_id", "bet_id", name="bets_pkey"),
     comment="every confirmed bet: its bet.placed (accepted topic) and its committed decision",
 )  # PostgreSQL: fillfactor 70 (migration 0002), room for the decision's in-place update
-# A history page is read in the order (sort_micros, table_id, round_id, seq, bet_id) and a recall
-# in (seq, bet_id): the indexes carry the leading keys only, and the database orders the few
-# rows that tie on them (PostgreSQL's incremental sort, SQLite's sort of the right part). Every
-# key an index carries is paid for at every bet written (migration 0005).
+# Two indexes, each paid for at every bet written (migrations 0005, 0008). The key, led by the
+# round, is also the recall's index: a round's bets are read by it and ordered by (seq, bet_id)
+# in memory. A history page is read in the order (sort_micros, table_id, round_id, seq, bet_id):
+# its index carries the leading keys, and the database orders the few rows that tie on them
+# (PostgreSQL's incremental sort, SQLite's sort of the right part).
 Index("bets_history", bets.c.player_id, bets.c.sort_micros)
-Index("bets_round", bets.c.table_id, bets.c.round_id, bets.c.seq)
 adjustments: Final = Table(
     "adjustments",
     metadata,

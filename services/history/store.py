@@ -21,6 +21,7 @@ from sqlalchemy import (
     Boolean,
     Connection,
     Engine,
+    and_,
     bindparam,
     case,
     create_engine,
@@ -331,10 +332,12 @@ class _Batch:
         elif len(batch.whole):
             merging.append(batch.whole)
         placed = batch.placed
-        there = self._there([row[0] for row in placed.rows])
+        there = self._there([_KEY_OF(row) for row in placed.rows])
         if there:  # decided in a batch before (its decision read first): merged into that row
-            merging.append(bulk.Encoded([row for row in placed.rows if row[0] in there]))
-            placed = bulk.encoded("postgresql", [r for r in placed.rows if r[0] not in there])
+            merging.append(bulk.Encoded([row for row in placed.rows if _KEY_OF(row) in there]))
+            placed = bulk.encoded(
+                "postgresql", [row for row in placed.rows if _KEY_OF(row) not in there]
+            )
         if len(placed):  # none has a row: just looked up, and not among the whole ones
             bulk.copy_rows(self.db, schema.bets, placed)
             fresh.update(map(_PLAYER_OF, placed.rows))
@@ -346,11 +349,13 @@ class _Batch:
             self._merge(bulk.encoded("postgresql", rows), fresh)
         return fresh
 
-    def _there(self, bet_ids: list[str]) -> set[str]:
-        """Which of these bets have a row already (PostgreSQL)."""
-        if not bet_ids:
+    def _there(self, keys: list[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """Which of these bets (table, round, bet) have a row already (PostgreSQL)."""
+        if not keys:
             return set()
-        return set(self.db.execute(_THERE, {"ids": bet_ids}).scalars())
+        tables, rounds, bets = zip(*keys, strict=True)
+        found = self.db.execute(_THERE, {"t": list(tables), "r": list(rounds), "b": list(bets)})
+        return set(found.tuples())
 
     def _copied(self, rows: bulk.Encoded) -> bool:
         """COPY new rows into bets; False (nothing written) if one is there already (one id on
@@ -431,7 +436,13 @@ _MOVE: Final = update(schema.positions).where(
 )
 """Move a partition's position from where the batch started (executed for every partition)."""
 _PLAYER_OF: Final = itemgetter(BET_COLUMNS.index("player_id"))
-_THERE: Final = text("SELECT bet_id FROM bets WHERE bet_id = ANY(:ids)")
+_KEY_OF: Final = itemgetter(*(BET_COLUMNS.index(c) for c in ("table_id", "round_id", "bet_id")))
+"""A bet row's key (the primary key of `bets`)."""
+_THERE: Final = text(
+    "SELECT b.table_id, b.round_id, b.bet_id FROM unnest(CAST(:t AS text[]), CAST(:r AS text[]), "
+    "CAST(:b AS text[])) AS k(table_id, round_id, bet_id) JOIN bets b ON b.table_id = k.table_id "
+    "AND b.round_id = k.round_id AND b.bet_id = k.bet_id"
+)
 _SR = bulk.STAGE_ROUNDS
 _ROUND_UPDATE: Final = (
     update(schema.rounds)
@@ -458,7 +469,11 @@ def _in_order(row: Row) -> tuple[Any, ...]:
 
 _SB = bulk.STAGE_BETS
 _B = schema.bets
-_TOUCHED: Final = _SB.join(_B, _B.c.bet_id == _SB.c.bet_id)
+_SAME_BET: Final = and_(
+    _B.c.table_id == _SB.c.table_id, _B.c.round_id == _SB.c.round_id, _B.c.bet_id == _SB.c.bet_id
+)
+"""A staged bet's row in `bets`: the same key."""
+_TOUCHED: Final = _SB.join(_B, _SAME_BET)
 _PENDING_TOUCHED: Final = (
     select(func.count())
     .select_from(_TOUCHED)
@@ -467,7 +482,7 @@ _PENDING_TOUCHED: Final = (
 """How many rows of the staged bets are pending (placed, not decided) now."""
 _NEW_BY_PLAYER: Final = (
     select(_SB.c.player_id, func.count())
-    .select_from(_SB.outerjoin(_B, _B.c.bet_id == _SB.c.bet_id))
+    .select_from(_SB.outerjoin(_B, _SAME_BET))
     .where(_B.c.bet_id.is_(None))
     .group_by(_SB.c.player_id)
 )
@@ -491,7 +506,7 @@ def _merge_bets(db: Connection) -> Any:
     placed = stmt.excluded.placed_at.is_not(None)
     decided = stmt.excluded.decided_at.is_not(None)
     return stmt.on_conflict_do_update(
-        index_elements=["bet_id"],
+        index_elements=["table_id", "round_id", "bet_id"],
         set_={c: case((placed, stmt.excluded[c]), else_=b.c[c]) for c in PLACED}
         | {c: case((decided, stmt.excluded[c]), else_=b.c[c]) for c in DECIDED},
     )

@@ -16,8 +16,8 @@ from services.history.store import Store
 from services.reports.command import build
 from services.reports.render import as_dict
 from services.simulation.streams import Profile, generate, interleave
-from tests.committed import commit, commit_inputs
-from tests.database import project_all
+from tests.committed import commit, commit_inputs, shuffled
+from tests.database import project, project_all
 
 STREAMS = generate(
     11, tables=4, rounds=30, profile=Profile(bets_per_round=(0, 8), correct=0.3, void=0.1)
@@ -130,3 +130,43 @@ def test_the_largest_seq_the_contract_allows_is_projected_and_recalled(engine: E
     recall = Reads(engine).recall("T9", "R1")
     assert recall is not None and [b["seq"] for b in recall["bets"]] == [SEQ_MAX - 1, SEQ_MAX]
     assert as_dict(Reads(engine).report()) == as_dict(build([r for _, r in inputs], horizon=200))
+
+
+def round_of(table: str, player: str) -> list[tuple[str, bytes]]:
+    """One sicbo round R1 at `table` of one winning bet B1 of 100 by `player`."""
+    head = f'"v":1,"table_id":"{table}","round_id":"R1","at":"2026-11-01T00:00:07Z"'
+    inputs = [
+        ("rounds", f'{{"type":"round.opened","event_id":"o{table}",{head},"game":"sicbo"}}'),
+        (
+            "bets",
+            f'{{"type":"bet.placed","event_id":"b{table}",{head},"bet_id":"B1",'
+            f'"player_id":"{player}","seq":1,"kind":"big","stake":100,"currency":"EUR"}}',
+        ),
+        ("rounds", f'{{"type":"round.betting_closed","event_id":"c{table}",{head},"last_seq":1}}'),
+        ("rounds", f'{{"type":"round.result","event_id":"r{table}",{head},"dice":[4,5,6]}}'),
+    ]
+    return [(topic, raw.encode()) for topic, raw in inputs]
+
+
+@pytest.mark.parametrize("batch", [1, 3, 1000])
+def test_a_bet_id_two_tables_reuse_is_two_bets_however_the_batches_cut(
+    engine: Engine, batch: int
+) -> None:
+    """The contract makes bet ids unique across tables, and the workers cannot see two tables
+    break it: then the read side keeps both bets, each with its decision, and the report counts
+    both, as the file report does, whichever batches read them."""
+    inputs = round_of("T1", "alice") + round_of("T2", "bob")
+    offline = as_dict(build([raw for _, raw in inputs], horizon=200))
+    rng = random.Random(batch)
+    project(Store(engine), shuffled(commit_inputs(inputs, batch=4), rng), rng, largest=batch)
+    reads = Reads(engine)
+    for player, table in (("alice", "T1"), ("bob", "T2")):
+        page = reads.history(player, limit=10)
+        assert page is not None
+        assert [(b["bet_id"], b["table_id"], b["status"]) for b in page["bets"]] == [
+            ("B1", table, "settled")
+        ]
+    found = as_dict(reads.report())
+    assert sum(row["bets"] for row in found["money"]) == 2
+    assert found == offline
+    assert reads.pending() == 0
