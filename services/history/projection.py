@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Final, Literal, assert_never
 
 import msgspec
@@ -59,6 +59,10 @@ class Changes:
     """Every bet.placed of the batch, the first of each bet."""
     decisions: dict[BetKey, tuple[Settlement | Refund, int]] = field(default_factory=dict)
     """Every settlement or refund of the batch, the first of each bet, with its Kafka timestamp."""
+    undecided: dict[BetKey, BetPlaced] = field(default_factory=dict)
+    """The placements whose decision is not in the batch (yet)."""
+    unplaced: dict[BetKey, tuple[Settlement | Refund, int]] = field(default_factory=dict)
+    """The decisions whose placement is not in the batch (yet)."""
     whole: list[BetRow] = field(default_factory=list)
     """The rows of the bets whose placement and decision are both in this batch, in the order
     they became whole (each once): final as soon as made, so they can be encoded while the
@@ -107,27 +111,28 @@ class Changes:
 
     def pending(self) -> list[BetRow]:
         """The rows of the bets placed in this batch and not decided in it, by key."""
-        placements = self.placements
-        return [placement(placements[b]) for b in sorted(placements.keys() - self.decisions)]
+        undecided = self.undecided
+        return [placement(undecided[b]) for b in sorted(undecided)]
 
     def parts(self) -> list[BetRow]:
         """The rows of the decisions of bets not placed in this batch (placed before, or never,
         as a late bet's refund), by key: what a decision alone tells of its bet."""
-        decisions = self.decisions
-        return [decided(*decisions[b]) for b in sorted(decisions.keys() - self.placements)]
+        unplaced = self.unplaced
+        return [decided(*unplaced[b]) for b in sorted(unplaced)]
 
     def rounds_named(self) -> set[tuple[str, str]]:
         """Every round an input, a decision or an adjustment of this batch names."""
         named = {(e.table_id, e.round_id) for e, _ in self.round_events}
-        named.update(map(_ROUND_OF, self.placements.values()))
-        named.update(_ROUND_OF(decision) for decision, _ in self.decisions.values())
+        named.update(map(_ROUND_OF, self.placements.values()))  # a whole bet's decision's too
+        named.update(_ROUND_OF(decision) for decision, _ in self.unplaced.values())
         named.update((r["table_id"], r["round_id"]) for r in self.adjustments.values())
         return named
 
     def players_named(self) -> set[str]:
         """Every player a bet, a decision or an adjustment of this batch names."""
         named = set(map(_PLAYER_OF, self.placements.values()))
-        named.update(decision.player_id for decision, _ in self.decisions.values())
+        named.update(map(_ROW_PLAYER, self.whole))  # as its decision names the player
+        named.update(decision.player_id for decision, _ in self.unplaced.values())
         named.update(r["player_id"] for r in self.adjustments.values())
         return named
 
@@ -202,8 +207,10 @@ class Changes:
                 key = (event.table_id, event.round_id, event.bet_id)
                 if key not in self.placements:
                     self.placements[key] = event
-                    decided_ = self.decisions.get(key)
-                    if decided_ is not None:  # its decision read first (redelivered, say)
+                    decided_ = self.unplaced.pop(key, None)
+                    if decided_ is None:
+                        self.undecided[key] = event
+                    else:  # its decision read first (redelivered, say)
                         self.whole.append(whole(event, *decided_))
             case Invalid(reason=reason, detail=detail):
                 raise Unreadable(f"{reason}: {detail}")
@@ -221,8 +228,10 @@ class Changes:
         if bet in self.decisions:
             return
         self.decisions[bet] = (decision, timestamp_ms)
-        placed = self.placements.get(bet)
-        if placed is not None:
+        placed = self.undecided.pop(bet, None)
+        if placed is None:
+            self.unplaced[bet] = (decision, timestamp_ms)
+        else:
             self.whole.append(whole(placed, decision, timestamp_ms))
         # From the table's `at` of the round event that decided the bet (copied into the
         # decision) to the decision's commit (its Kafka timestamp); a clock behind reads 0.
@@ -565,3 +574,4 @@ whether it is a settlement, the milliseconds it waited (`Changes._decision`), th
 line: its table, round, `at` and currency, and a settlement's game, kind and pick."""
 _ROUND_OF: Final = attrgetter("table_id", "round_id")
 _PLAYER_OF: Final = attrgetter("player_id")
+_ROW_PLAYER: Final = itemgetter(BET_COLUMNS.index("player_id"))
