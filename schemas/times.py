@@ -10,10 +10,11 @@ expanded years do: `0000-12-31`, `10000-01-01`.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Final
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND: Final = timedelta(microseconds=1)
 _EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
 _DAY: Final = 86_400_000_000
 _FIRST, _LAST = date.min.toordinal(), date.max.toordinal()
@@ -21,8 +22,7 @@ _FIRST, _LAST = date.min.toordinal(), date.max.toordinal()
 
 def micros(instant: datetime) -> int:
     """Microseconds since the epoch of a zoned instant, exactly (no float)."""
-    delta = instant - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return (instant - _EPOCH) // _MICROSECOND
 
 
 def utc_micros(text: str) -> int | None:

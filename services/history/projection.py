@@ -325,7 +325,8 @@ _BUCKETS: Final = tuple(
 _LATENCY_SUM: Final = (f"{LATENCY}_sum", "")
 _LATENCY_COUNT: Final = (f"{LATENCY}_count", "")
 _MICROS: dict[str, int] = {}
-_STAMPS: dict[datetime, tuple[int, str]] = {}
+_STAMPS: dict[tuple[datetime, Any], tuple[int, str]] = {}
+_SECONDS: dict[tuple[int, Any], tuple[str, str]] = {}
 
 
 def micros_of(text: str) -> int:
@@ -340,12 +341,28 @@ def micros_of(text: str) -> int:
 
 
 def _stamp(instant: datetime) -> tuple[int, str]:
-    """A bet's `at` as sortable microseconds and as RFC 3339 text, remembered like micros_of."""
-    found = _STAMPS.get(instant)
+    """A bet's `at` as sortable microseconds and as RFC 3339 text (`datetime.isoformat`, with `Z`
+    for +00:00), remembered like micros_of; and the text up to the second by second and zone, as
+    bets placed apart share their second (formatting a datetime costs more than the rest). By
+    instant and zone: one instant in two zones is two equal datetimes, and two texts."""
+    zone = instant.tzinfo
+    found = _STAMPS.get((instant, zone))
     if found is None:
         if len(_STAMPS) >= 4096:
             _STAMPS.clear()
-        found = _STAMPS[instant] = (micros(instant), instant.isoformat().replace("+00:00", "Z"))
+        sort_micros = micros(instant)
+        second, fraction = divmod(sort_micros, 1_000_000)
+        head = _SECONDS.get((second, zone))
+        if head is None:
+            if len(_SECONDS) >= 4096:
+                _SECONDS.clear()
+            text = instant.replace(microsecond=0).isoformat()
+            head = _SECONDS[(second, zone)] = (text[:19], text[19:].replace("+00:00", "Z"))
+        start, suffix = head
+        found = _STAMPS[(instant, zone)] = (
+            sort_micros,
+            f"{start}.{fraction:06d}{suffix}" if fraction else start + suffix,
+        )
     return found
 
 
