@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, TypeAlias, cast
 
 import psycopg
+from psycopg import abc
 from psycopg._copy_base import format_row_text  # psycopg's own COPY text encoder (C)
 from psycopg.adapt import Transformer
-from sqlalchemy import BigInteger, Column, Connection, MetaData, Table, delete
+from sqlalchemy import BigInteger, Column, Connection, Engine, MetaData, Table, delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.schema import CreateTable
 
@@ -82,32 +83,48 @@ class Encoded:
         return len(self.rows)
 
 
-_TEXT: Final = Transformer()
-"""Dumps str, int and None as COPY's text format wants them (no connection needed)."""
+Encoder: TypeAlias = abc.Transformer
+"""psycopg's dumpers of one database (`encoder`): str, int and None as COPY's text format wants
+them, text in the connection's client encoding."""
+
+
+def encoder(engine: Engine) -> Encoder | None:
+    """The COPY text encoder of this database (None on SQLite, which takes rows as they are),
+    made on one of its connections: its text is then written in that connection's client
+    encoding, and, when that is UTF8, straight from the UTF-8 Python keeps of a str. One made
+    without a connection encodes every str through the codecs into a bytes object of its own:
+    a row of `bets` 1.87 µs against 1.36 (make bench-readside-parts)."""
+    if engine.dialect.name != "postgresql":
+        return None
+    with engine.connect() as db:
+        made = Transformer(cast(psycopg.Connection[Any], db.connection.dbapi_connection))
+        format_row_text(("", 0, None), made, bytearray())  # its dumpers made while connected
+    return made
 
 
 class Encoding:
-    """Rows encoded as they are added, for one COPY (on PostgreSQL: their COPY text)."""
+    """Rows encoded as they are added, for one COPY (with an encoder: their COPY text)."""
 
-    def __init__(self, dialect: str) -> None:
+    def __init__(self, encoder: Encoder | None) -> None:
         self.rows: list[Sequence[Any]] = []
-        self.text = bytearray() if dialect == "postgresql" else None
+        self.encoder = encoder
+        self.text = bytearray() if encoder is not None else None
 
     def add(self, rows: Sequence[Sequence[Any]]) -> None:
         self.rows.extend(rows)
         if self.text is not None:
-            out = self.text
+            out, encoder = self.text, self.encoder
             for row in rows:
-                format_row_text(row, _TEXT, out)
+                format_row_text(row, encoder, out)
 
     def done(self) -> Encoded:
         text = self.text
         return Encoded(self.rows, bytes(text) if text is not None and self.rows else None)
 
 
-def encoded(dialect: str, rows: Sequence[Sequence[Any]]) -> Encoded:
-    """The rows, with their COPY text when the database is PostgreSQL."""
-    encoding = Encoding(dialect)
+def encoded(encoder: Encoder | None, rows: Sequence[Sequence[Any]]) -> Encoded:
+    """The rows, with their COPY text when given an encoder (PostgreSQL)."""
+    encoding = Encoding(encoder)
     encoding.add(rows)
     return encoding.done()
 
@@ -118,10 +135,10 @@ def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Enco
         return
     names = [c.name for c in table.columns]
     if db.dialect.name == "postgresql":
-        ready = rows if isinstance(rows, Encoded) else encoded("postgresql", rows)
-        if ready.text is None:
-            ready = encoded("postgresql", ready.rows)
         raw = cast(psycopg.Connection[Any], db.connection.dbapi_connection)
+        ready = rows if isinstance(rows, Encoded) else encoded(Transformer(raw), rows)
+        if ready.text is None:
+            ready = encoded(Transformer(raw), ready.rows)
         sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
         with raw.cursor() as cursor, cursor.copy(sql) as copy:
             copy.write(ready.text or b"")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import shutil
@@ -163,6 +164,11 @@ def project(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int
         return 0
     log.info("database at the newest schema in %.2f s", time.monotonic() - began)
     projector = Projector(settings, Store(engine), shard=api.shard)
+    # What was built to start stays for the life of the process: frozen, no collection walks it
+    # again (a batch being read holds hundreds of thousands of objects, and each collection
+    # meanwhile walked these too: 3% of the instructions of reading a batch into rows).
+    gc.collect()
+    gc.freeze()
 
     async def run() -> None:
         loop = asyncio.get_running_loop()

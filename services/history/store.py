@@ -112,10 +112,10 @@ class Preparing:
     another batch: the bets placed and not decided yet, and the decisions of bets placed
     before."""
 
-    def __init__(self, dialect: str, changes: Changes) -> None:
-        self.dialect = dialect
+    def __init__(self, encoder: bulk.Encoder | None, changes: Changes) -> None:
+        self.encoder = encoder
         self.changes = changes
-        self.whole = bulk.Encoding(dialect)
+        self.whole = bulk.Encoding(encoder)
         self.taken = 0
 
     def take(self) -> None:
@@ -130,8 +130,8 @@ class Preparing:
         return Prepared(
             changes,
             self.whole.done(),
-            bulk.encoded(self.dialect, changes.pending()),
-            bulk.encoded(self.dialect, changes.parts()),
+            bulk.encoded(self.encoder, changes.pending()),
+            bulk.encoded(self.encoder, changes.parts()),
         )
 
 
@@ -141,6 +141,8 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.insert = _insert(engine)
+        self.encoder = bulk.encoder(engine)
+        """How this database takes rows by COPY (connects once, to make it)."""
 
     def positions(self) -> dict[Position, int]:
         with self.engine.connect() as db:
@@ -160,7 +162,7 @@ class Store:
 
     def preparing(self, changes: Changes) -> Preparing:
         """A batch's rows encoded while it is still being fed (`Preparing.take`)."""
-        return Preparing(self.engine.dialect.name, changes)
+        return Preparing(self.encoder, changes)
 
     def prepare(self, changes: Changes) -> Prepared:
         """What of a batch can be made ready outside its transaction: its bets' rows, encoded for
@@ -205,7 +207,7 @@ class Store:
                     "projector ran"
                 )
         counts = changes.totals()
-        _Batch(db, self.insert, counts).apply(batch)
+        _Batch(db, self.insert, self.encoder, counts).apply(batch)
         self._count(db, counts)
 
     def _count(self, db: Connection, counts: Counter[CounterKey]) -> None:
@@ -229,9 +231,16 @@ class Store:
 class _Batch:
     """The writes of one batch inside its transaction: a few statements whatever its size."""
 
-    def __init__(self, db: Connection, insert: Any, counts: Counter[CounterKey]) -> None:
+    def __init__(
+        self,
+        db: Connection,
+        insert: Any,
+        encoder: bulk.Encoder | None,
+        counts: Counter[CounterKey],
+    ) -> None:
         self.db = db
         self.insert = insert
+        self.encoder = encoder
         self.counts = counts
 
     def apply(self, batch: Prepared) -> None:
@@ -336,7 +345,7 @@ class _Batch:
         if there:  # decided in a batch before (its decision read first): merged into that row
             merging.append(bulk.Encoded([row for row in placed.rows if _KEY_OF(row) in there]))
             placed = bulk.encoded(
-                "postgresql", [row for row in placed.rows if _KEY_OF(row) not in there]
+                self.encoder, [row for row in placed.rows if _KEY_OF(row) not in there]
             )
         if len(placed):  # none has a row: just looked up, and not among the whole ones
             bulk.copy_rows(self.db, schema.bets, placed)
@@ -346,7 +355,7 @@ class _Batch:
             self._merge(merging[0], fresh)
         elif merging:
             rows = [row for part in merging for row in part.rows]
-            self._merge(bulk.encoded("postgresql", rows), fresh)
+            self._merge(bulk.encoded(self.encoder, rows), fresh)
         return fresh
 
     def _there(self, keys: list[tuple[str, str, str]]) -> set[tuple[str, str, str]]:

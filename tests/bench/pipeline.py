@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
@@ -91,8 +92,10 @@ def rate(
     total: int,
     processes: list[subprocess.Popen[bytes]],
     logs: Path,
+    on_first: Callable[[], None] | None = None,
 ) -> float:
-    """Messages per second between the group's first commit and lag 0."""
+    """Messages per second between the group's first commit and lag 0 (`on_first` called when
+    the first commit is seen)."""
     first: tuple[float, int] | None = None
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline:
@@ -104,6 +107,8 @@ def rate(
         done = total - lag
         if first is None and done > 0:
             first = (now, done)
+            if on_first is not None:
+                on_first()
         if lag == 0 and first is not None:
             elapsed = now - first[0]
             return (total - first[1]) / elapsed if elapsed > 0 else float("inf")

@@ -211,6 +211,32 @@ class Meter:
         return sum(seconds - self.start.get(pid, 0.0) for pid, seconds in self.last.items())
 
 
+class Metered:
+    """The processor time of the workers and of the local broker from the first commit on, per
+    bet: what the pipeline costs the machine, whatever its speed at the time."""
+
+    def __init__(self, procs: list[Any]) -> None:
+        self.procs = procs
+        self.start = 0.0
+        self.broker: Meter | None = None
+
+    def _workers(self) -> float:
+        return sum(_cpu_s(proc.pid) for proc in self.procs)
+
+    def begin(self) -> None:
+        self.start = self._workers()
+        self.broker = Meter("java")
+
+    def per_bet(self, bets: int) -> tuple[float, float]:
+        """µs a bet of the workers and of the broker (over all bets: the first commit's few
+        are counted in neither)."""
+        assert self.broker is not None
+        return (
+            (self._workers() - self.start) / bets * 1e6,
+            self.broker.used() / bets * 1e6,
+        )
+
+
 class Progress:
     """Where the projector is: bets projected, and whether every partition is at its end."""
 
@@ -482,10 +508,14 @@ def measure(s: Settings, empty_settings: Settings) -> int:
         )
         for n in range(WORKERS)
     ]
+    metered = Metered(procs)
     try:
         pipeline = (
-            rate(s.group_id, list(s.inputs), bets + events, procs, LOGS) * bets / (bets + events)
+            rate(s.group_id, list(s.inputs), bets + events, procs, LOGS, metered.begin)
+            * bets
+            / (bets + events)
         )
+        pipeline_us = metered.per_bet(bets)
     finally:
         stop(procs)
     say(f"  pipeline: {pipeline:,.0f} settled bets/s")
@@ -522,12 +552,18 @@ def measure(s: Settings, empty_settings: Settings) -> int:
             f"{name + ' bets/s:':<28}{run['bets_per_s']:,.0f} "
             f"(ratio {run['bets_per_s'] / pipeline:.2f}; target 1.5)"
         )
+    workers_us, broker_us = pipeline_us
+    print(
+        f"{'CPU per bet, pipeline:':<28}workers {workers_us:.1f} us, Kafka {broker_us:.1f} us "
+        f"(all: {workers_us + broker_us:.1f} us of the machine's time a bet)"
+    )
     for name, run in runs:
         projector_us, postgres_us, kafka_us = run["cpu_us"]
         print(
             f"{'CPU per bet, ' + name + ':':<28}projector {projector_us:.1f} us, PostgreSQL "
             f"{postgres_us:.1f} us (this machine's postgres processes), Kafka {kafka_us:.1f} us; "
-            f"{os.cpu_count()} cores"
+            f"{os.cpu_count()} cores; the pipeline's time a bet over this: "
+            f"{(workers_us + broker_us) / (projector_us + postgres_us + kafka_us):.2f}"
         )
     print(
         f"projector RSS:              {rss.get(1, 0):.0f} MiB at 1,000,000 bets, "
