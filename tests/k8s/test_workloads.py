@@ -139,6 +139,26 @@ def test_the_overlays_set_the_image_and_put_everything_in_the_namespace() -> Non
         }
 
 
+PROJECTOR_RSS_MIB = 630
+"""The most a projector held while catching up in `make bench-readside` (10,000,000 bets; README)."""
+
+
+def _mebibytes(quantity: str) -> int:
+    for suffix, factor in (("Gi", 1024), ("Mi", 1)):
+        if quantity.endswith(suffix):
+            return int(quantity.removesuffix(suffix)) * factor
+    raise AssertionError(f"a memory quantity in Mi or Gi, not {quantity}")
+
+
+def test_a_projector_catching_up_fits_in_its_memory_limit_in_every_overlay() -> None:
+    """Killed for memory in a catch-up, it would start the same batch again, forever."""
+    for name in OVERLAYS:
+        projector = find(overlay(name), "StatefulSet", "croupier-projector")
+        (container,) = projector["spec"]["template"]["spec"]["containers"]
+        limit = _mebibytes(container["resources"]["limits"]["memory"])
+        assert limit >= PROJECTOR_RSS_MIB * 1.5, (name, limit)
+
+
 def test_production_is_larger_than_local() -> None:
     def size(name: str) -> tuple[int, int, int]:
         objects = overlay(name)
