@@ -138,8 +138,8 @@ def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Enco
     names = [c.name for c in table.columns]
     if db.dialect.name == "postgresql":
         raw = cast(psycopg.Connection[Any], db.connection.dbapi_connection)
-        ready = rows if isinstance(rows, Encoded) else encoded(Transformer(raw), rows)
-        if ready.text is None:
+        ready = rows if isinstance(rows, Encoded) else Encoded(rows)
+        if ready.text is None:  # encoded here, on the transaction's connection
             ready = encoded(Transformer(raw), ready.rows)
         sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
         with raw.cursor() as cursor, cursor.copy(sql) as copy:

@@ -212,29 +212,31 @@ class Meter:
 
 
 class Metered:
-    """The processor time of the workers and of the local broker from the first commit on, per
-    bet: what the pipeline costs the machine, whatever its speed at the time."""
+    """The processor time, from `begin` on, of some processes of the benchmark's own and of the
+    local servers of some names (`Meter`): what the measured work costs the machine, whatever its
+    speed at the time."""
 
-    def __init__(self, procs: list[Any]) -> None:
+    def __init__(self, procs: list[Any], servers: tuple[str, ...]) -> None:
         self.procs = procs
+        self.names = servers
         self.start = 0.0
-        self.broker: Meter | None = None
+        self.servers: tuple[Meter, ...] = ()
 
-    def _workers(self) -> float:
+    def _own(self) -> float:
         return sum(_cpu_s(proc.pid) for proc in self.procs)
 
     def begin(self) -> None:
-        self.start = self._workers()
-        self.broker = Meter("java")
+        self.start = self._own()
+        self.servers = tuple(Meter(name) for name in self.names)
 
-    def per_bet(self, bets: int) -> tuple[float, float]:
-        """µs a bet of the workers and of the broker (over all bets: the first commit's few
-        are counted in neither)."""
-        assert self.broker is not None
-        return (
-            (self._workers() - self.start) / bets * 1e6,
-            self.broker.used() / bets * 1e6,
-        )
+    def sample(self) -> None:
+        for meter in self.servers:
+            meter.sample()
+
+    def per_bet(self, bets: int) -> list[float]:
+        """µs a bet of the processes, then of each server, since `begin`."""
+        used = (self._own() - self.start, *(meter.used() for meter in self.servers))
+        return [seconds / bets * 1e6 for seconds in used]
 
 
 class Progress:
@@ -289,14 +291,10 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
     ]
     rss: dict[int, float] = {}
     first: tuple[float, int] | None = None
-    meters: tuple[Meter, ...] = ()
-    cpu = 0.0
+    metered = Metered(procs, ("postgres", "java"))
 
     def largest() -> float:
         return max(_rss_mib(proc.pid) for proc in procs)
-
-    def processor() -> float:
-        return sum(_cpu_s(proc.pid) for proc in procs)
 
     try:
         while True:
@@ -306,10 +304,8 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
             now = time.monotonic()
             if first is None and done > 0:
                 first = (now, done)
-                cpu = processor()
-                meters = (Meter("postgres"), Meter("java"))
-            for meter in meters:
-                meter.sample()
+                metered.begin()
+            metered.sample()
             million = done // 1_000_000
             if million and million not in rss:
                 rss[million] = largest()
@@ -319,10 +315,8 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
             time.sleep(0.5)
         assert first is not None
         elapsed = time.monotonic() - first[0]
-        used = (processor() - cpu, *(meter.used() for meter in meters))
-        per_bet = [seconds / (done - first[1]) * 1e6 for seconds in used]
         return {
-            "cpu_us": per_bet,
+            "cpu_us": metered.per_bet(done - first[1]),
             "bets_per_s": (done - first[1]) / elapsed,
             "rss": rss,
             "rss_end": largest(),
@@ -508,7 +502,7 @@ def measure(s: Settings, empty_settings: Settings) -> int:
         )
         for n in range(WORKERS)
     ]
-    metered = Metered(procs)
+    metered = Metered(procs, ("java",))
     try:
         pipeline = (
             rate(s.group_id, list(s.inputs), bets + events, procs, LOGS, metered.begin)
