@@ -1,22 +1,24 @@
 """Many rows into a table fast, the same statements on PostgreSQL and SQLite.
 
-On PostgreSQL rows go in by COPY (psycopg 3), which takes tens of thousands of rows a second where
-one INSERT per row, or a thousand-row VALUES list, takes a few thousand here (measured: psycopg's
-parameter parsing of big statements dominated). On SQLite the standard library's executemany is
-already a loop in C. Upserts stage the rows in a temporary table and merge them with one
-`INSERT ... SELECT ... ON CONFLICT`, which SQLAlchemy writes for both dialects.
+On PostgreSQL rows go in by binary COPY (psycopg 3), which takes tens of thousands of rows a
+second where one INSERT per row, or a thousand-row VALUES list, takes a few thousand here
+(measured: psycopg's parameter parsing of big statements dominated). On SQLite the standard
+library's executemany is already a loop in C. Upserts stage the rows in a temporary table and
+merge them with one `INSERT ... SELECT ... ON CONFLICT`, which SQLAlchemy writes for both
+dialects.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, cast
 
 import psycopg
-from psycopg import abc
-from psycopg._copy_base import format_row_text  # psycopg's own COPY text encoder (C)
+from psycopg import pq
+from psycopg._copy_base import format_row_binary  # psycopg's own binary COPY encoder (C)
 from psycopg.adapt import Transformer
 from sqlalchemy import BigInteger, Column, Connection, Engine, MetaData, Table, delete
 from sqlalchemy.dialects import postgresql, sqlite
@@ -73,62 +75,100 @@ def load(db: Connection, table: Table, rows: Sequence[Row]) -> None:
 @dataclass(frozen=True)
 class Encoded:
     """Rows made ready for the database ahead of their transaction: on PostgreSQL their COPY
-    text, so that the transaction only ships it (the projector encodes the next batch while the
+    data, so that the transaction only ships it (the projector encodes the next batch while the
     database writes the one before)."""
 
     rows: Sequence[Sequence[Any]]
-    text: bytes | None = None
+    data: bytes | None = None
+    """The rows in PostgreSQL's binary COPY format (without its header and trailer)."""
+    types: tuple[int, ...] = ()
+    """The types (oids) of the columns `data` was encoded for."""
 
     def __len__(self) -> int:
         return len(self.rows)
 
 
-Encoder: TypeAlias = abc.Transformer
-"""psycopg's dumpers of one database (`encoder`): str, int and None as COPY's text format wants
-them, text in the connection's client encoding."""
+@functools.cache
+def column_types(table: Table) -> tuple[int, ...]:
+    """The PostgreSQL type (oid) of each column of a table, in its order."""
+    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
+    types = []
+    for column in table.columns:
+        name = column.type.compile(dialect=dialect).split()[0].lower()
+        info = psycopg.adapters.types.get(name)
+        if info is None:
+            raise TypeError(f"{table.name}.{column.name}: no binary COPY for SQL type {name}")
+        types.append(info.oid)
+    return tuple(types)
 
 
-def encoder(engine: Engine) -> Encoder | None:
-    """The COPY text encoder of this database (None on SQLite, which takes rows as they are),
-    made on one of its connections: its text is then written in that connection's client
-    encoding, and, when that is UTF8, straight from the UTF-8 Python keeps of a str. One made
-    without a connection encodes every str through the codecs into a bytes object of its own:
-    a row of `bets` 1.87 µs against 1.36 (docs/DESIGN.md, "Cut by instruction counts"). Its
-    dumpers of str and int are made here, so it never asks the connection again (rows of
-    `bets` hold nothing else)."""
+class Encoder:
+    """Rows of one table's columns as PostgreSQL's binary COPY takes them: psycopg's own binary
+    dumpers (C), made on a connection of the database, so that text is written in its client
+    encoding, UTF-8 straight from what Python keeps of a str. Binary, not text: no escaping to
+    search for on this side and no parsing on the server's, which only checks each value
+    (docs/DESIGN.md, "Binary COPY"). Made once, it never asks its connection again."""
+
+    def __init__(self, connection: psycopg.Connection[Any], table: Table) -> None:
+        self.types = column_types(table)
+        self.dumpers = Transformer(connection)
+        self.dumpers.set_dumper_types(list(self.types), pq.Format.BINARY)
+
+    def add(self, rows: Sequence[Sequence[Any]], out: bytearray) -> None:
+        dumpers = self.dumpers
+        for row in rows:
+            format_row_binary(row, dumpers, out)
+
+
+def encoder(engine: Engine, table: Table) -> Encoder | None:
+    """The COPY encoder of this database for rows of this table (None on SQLite, which takes
+    rows as they are)."""
     if engine.dialect.name != "postgresql":
         return None
     with engine.connect() as db:
-        made = Transformer(cast(psycopg.Connection[Any], db.connection.dbapi_connection))
-        format_row_text(("", 0, None), made, bytearray())  # its dumpers made while connected
-    return made
+        return Encoder(cast(psycopg.Connection[Any], db.connection.dbapi_connection), table)
 
 
 class Encoding:
-    """Rows encoded as they are added, for one COPY (with an encoder: their COPY text)."""
+    """Rows encoded as they are added, for one COPY (with an encoder: their COPY data)."""
 
     def __init__(self, encoder: Encoder | None) -> None:
         self.rows: list[Sequence[Any]] = []
         self.encoder = encoder
-        self.text = bytearray() if encoder is not None else None
+        self.data = bytearray()
 
     def add(self, rows: Sequence[Sequence[Any]]) -> None:
         self.rows.extend(rows)
-        if self.text is not None:
-            out, encoder = self.text, self.encoder
-            for row in rows:
-                format_row_text(row, encoder, out)
+        if self.encoder is not None:
+            self.encoder.add(rows, self.data)
 
     def done(self) -> Encoded:
-        text = self.text
-        return Encoded(self.rows, bytes(text) if text is not None and self.rows else None)
+        if self.encoder is None or not self.rows:
+            return Encoded(self.rows)
+        return Encoded(self.rows, bytes(self.data), self.encoder.types)
 
 
 def encoded(encoder: Encoder | None, rows: Sequence[Sequence[Any]]) -> Encoded:
-    """The rows, with their COPY text when given an encoder (PostgreSQL)."""
+    """The rows, with their COPY data when given an encoder (PostgreSQL)."""
     encoding = Encoding(encoder)
     encoding.add(rows)
     return encoding.done()
+
+
+_SIGNATURE: Final = b"PGCOPY\n\xff\r\n\0" + bytes(8)
+"""The header of PostgreSQL's binary COPY format: its signature, no flags, no extension."""
+_TRAILER: Final = b"\xff\xff"
+
+
+def ship(connection: psycopg.Connection[Any], into: str, data: bytes) -> None:
+    """COPY rows encoded by an `Encoder` into a table (`into`: its name and columns)."""
+    with (
+        connection.cursor() as cursor,
+        cursor.copy(f"COPY {into} FROM STDIN (FORMAT BINARY)") as copy,
+    ):
+        copy.write(_SIGNATURE)
+        copy.write(data)
+        copy.write(_TRAILER)
 
 
 def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Encoded) -> None:
@@ -139,11 +179,9 @@ def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Enco
     if db.dialect.name == "postgresql":
         raw = cast(psycopg.Connection[Any], db.connection.dbapi_connection)
         ready = rows if isinstance(rows, Encoded) else Encoded(rows)
-        if ready.text is None:  # encoded here, on the transaction's connection
-            ready = encoded(Transformer(raw), ready.rows)
-        sql = f"COPY {table.name} ({', '.join(names)}) FROM STDIN"
-        with raw.cursor() as cursor, cursor.copy(sql) as copy:
-            copy.write(ready.text or b"")
+        if ready.data is None or ready.types != column_types(table):  # encoded here
+            ready = encoded(Encoder(raw, table), ready.rows)
+        ship(raw, f"{table.name} ({', '.join(names)})", ready.data or b"")
         return
     given = rows.rows if isinstance(rows, Encoded) else rows
     db.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in given])

@@ -39,6 +39,8 @@ from services.settings import Settings
 
 log = logging.getLogger("croupier.projector")
 T = TypeVar("T")
+PROGRESS_EVERY_S = 30.0
+"""How often the projector logs what it projected (at the first batch written after)."""
 
 
 def sources(settings: Settings) -> dict[str, Source]:
@@ -115,9 +117,28 @@ class Progress:
     batches: int = 0
     messages: int = 0
     rows: int = 0
+    halves: int = 0
+    """Halves written apart, their bet's other half in another batch (a pending row, or a
+    decision merged into its row): the dear path; the rest were whole rows."""
     conflicts: int = 0
     unreadable: int = 0
     started: float = field(default_factory=time.monotonic)
+    said: tuple[float, int] = field(default_factory=lambda: (time.monotonic(), 0))
+    """When `report` last spoke, and the messages by then."""
+
+    def report(self, every: float) -> str | None:
+        """What was projected since the last report, once `every` seconds have passed."""
+        now = time.monotonic()
+        when, messages = self.said
+        if now - when < every:
+            return None
+        self.said = (now, self.messages)
+        rate = (self.messages - messages) / (now - when)
+        return (
+            f"{self.batches:,} batches, {self.messages:,} messages ({rate:,.0f}/s lately), "
+            f"{self.rows:,} halves of bets ({self.halves:,} written apart), "
+            f"{self.unreadable:,} unreadable skipped, {self.conflicts:,} conflicts"
+        )
 
 
 class Projector:
@@ -210,6 +231,7 @@ class Projector:
                 with contextlib.suppress(BaseException):
                     await writing
             await consumer.stop()
+            log.info("stopped; projected %s", self.progress.report(0))
 
     async def _resume(
         self, consumer: AIOKafkaConsumer, partitions: list[TopicPartition]
@@ -325,6 +347,9 @@ class Projector:
         p.messages += count
         p.rows += len(changes.placements) + len(changes.decisions)
         p.unreadable += len(changes.unreadable)
+        p.halves += len(batch.placed) + len(batch.parts)
+        if (said := p.report(PROGRESS_EVERY_S)) is not None:
+            log.info("projected %s", said)
         return True
 
     async def _database(self, call: Callable[[], T]) -> T:

@@ -141,8 +141,8 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.insert = _insert(engine)
-        self.encoder = bulk.encoder(engine)
-        """How this database takes rows by COPY (connects once, to make it)."""
+        self.encoder = bulk.encoder(engine, schema.bets)
+        """How this database takes rows of `bets` by COPY (connects once, to make it)."""
 
     def positions(self) -> dict[Position, int]:
         with self.engine.connect() as db:

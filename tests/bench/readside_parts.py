@@ -8,7 +8,7 @@ the projection run alone and timed by processor time, so that the figures hold o
    read back by an aiokafka consumer set up as the projector's (`read_committed`);
 2. decoding: `Changes.feed_all` of every message, in batches of 50,000 inputs and decisions, a
    topic's consecutive messages at a time (up to 1,000, a read's), as the projector feeds them;
-3. encoding: `Store.prepare`, the batches' rows as COPY text;
+3. encoding: `Store.prepare`, the batches' rows as binary COPY data;
 4. the database: `Store.write` of the batches into a fresh PostgreSQL database, the processor
    time of this process (the writing side) and of the local server's processes;
 5. the floor: the same whole rows COPYed into an empty copy of `bets` with no index, with its
@@ -30,6 +30,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # type:
 from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
 from sqlalchemy import make_url, text
 
+from services.history import bulk
 from services.history.migrate import upgrade
 from services.history.projection import Changes, Source
 from services.history.store import Prepared, Store, connect
@@ -156,9 +157,8 @@ def floor(url: str, prepared: list[Prepared]) -> dict[str, float]:
             db.commit()
             meter = readside.Meter("postgres")
             for p in prepared:
-                if p.whole.text:
-                    with db.cursor().copy("COPY floor_bets FROM STDIN") as copy:
-                        copy.write(p.whole.text)
+                if p.whole.data:
+                    bulk.ship(db, "floor_bets", p.whole.data)
                 db.commit()
                 meter.sample()
             found[name] = meter.used() / rows * 1e6
@@ -212,7 +212,7 @@ def main() -> int:
     print("processor time per bet (µs):")
     print(f"  reading (aiokafka, {messages / bets:.2f} records a bet): {reading * per:6.1f}")
     print(f"  decoding (Changes.feed_all):            {decoding * per:6.1f}")
-    print(f"  encoding (Store.prepare, COPY text):    {encoding * per:6.1f}")
+    print(f"  encoding (Store.prepare, COPY data):    {encoding * per:6.1f}")
     print(f"  writing (Store.write, this process):    {writing * per:6.1f}")
     print(f"  PostgreSQL (the local server's processes): {server * per:6.1f}")
     whole = sum(len(p.whole) for p in prepared)
