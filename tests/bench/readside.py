@@ -15,6 +15,9 @@
    still vacuuming and writing out what it loaded (how often an autovacuum worker ran during the
    queries, and the checkpoints, are printed beside them), and again once it has settled
    (`VACUUM (ANALYZE)` and a `CHECKPOINT` run by the benchmark).
+
+Each measured run (the pipeline, each projection) starts on a quiet machine (`quiesce`): what the
+step before wrote flushed to disk, and no autovacuum worker of its database left running.
 """
 
 from __future__ import annotations
@@ -489,9 +492,39 @@ def main() -> int:
         delete_topics(empty_settings)
 
 
+def _vacuuming() -> int:
+    """How many autovacuum workers the local PostgreSQL runs now (any database)."""
+    found = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found += (entry / "cmdline").read_bytes().startswith(b"postgres: autovacuum worker")
+            except OSError:
+                continue
+    return found
+
+
+def quiesce(limit_s: float = 120.0) -> None:
+    """Start a measured phase on a machine as quiet as the one before: what the phase before
+    wrote flushed to disk (some gigabytes of topics and tables, which the kernel would otherwise
+    write back during the phase, on the same two processors), and no autovacuum worker of the
+    database the phase before filled still running beside it (at most `limit_s`)."""
+    began = time.monotonic()
+    os.sync()
+    synced = time.monotonic() - began
+    while _vacuuming() and time.monotonic() - began < limit_s:
+        time.sleep(0.5)
+    left = _vacuuming()
+    say(
+        f"  (quiet after {time.monotonic() - began:.0f} s: sync {synced:.0f} s"
+        + (f", {left} autovacuum worker(s) still running)" if left else ")")
+    )
+
+
 def measure(s: Settings, empty_settings: Settings) -> int:
     say(f"publishing {BETS:,} bets ...")
     bets, events, big_round = preload(s)
+    quiesce()
     say(f"croupier workers ({WORKERS}) settle them ...")
     procs = [
         start(
@@ -515,11 +548,13 @@ def measure(s: Settings, empty_settings: Settings) -> int:
     say(f"  pipeline: {pipeline:,.0f} settled bets/s")
     with ExitStack() as stack:
         full = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
+        quiesce()
         say(f"projector ({PROJECTORS} processes sharing the partitions) ...")
         projected = project(s, full, bets, shards=PROJECTORS)
         say(f"  projector: {projected['bets_per_s']:,.0f} bets/s")
         alone = projected
         if PROJECTORS > 1:
+            quiesce()
             say("projector (one process, over the same topics into another database) ...")
             with fresh_url("postgresql", ROOT / "test-output") as other:
                 alone = project(s, other, bets)
