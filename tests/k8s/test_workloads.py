@@ -139,7 +139,7 @@ def test_the_overlays_set_the_image_and_put_everything_in_the_namespace() -> Non
         }
 
 
-PROJECTOR_RSS_MIB = 630
+PROJECTOR_RSS_MIB = 730
 """The most a projector held while catching up in `make bench-readside` (10,000,000 bets; README)."""
 
 
