@@ -12,13 +12,16 @@ the projection run alone and timed by processor time, so that the figures hold o
 4. the database: `Store.write` of the batches into a fresh PostgreSQL database, the processor
    time of this process (the writing side) and of the local server's processes;
 5. the floor: the same whole rows COPYed into an empty copy of `bets` with no index, with its
-   primary key only, and with all its indexes (the local server's processor time per row).
+   primary key only, and with all its indexes (the local server's processor time per row);
+6. COPY's formats: the same whole rows encoded and COPYed as text (the read side's format
+   before) and as binary (its format now), alternating, the encoding's and the server's time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import sys
 import time
 import uuid
@@ -28,9 +31,11 @@ import msgspec
 import psycopg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
+from psycopg._copy_base import format_row_text
+from psycopg.adapt import Transformer
 from sqlalchemy import make_url, text
 
-from services.history import bulk
+from services.history import bulk, schema
 from services.history.migrate import upgrade
 from services.history.projection import Changes, Source
 from services.history.store import Prepared, Store, connect
@@ -167,6 +172,51 @@ def floor(url: str, prepared: list[Prepared]) -> dict[str, float]:
     return found
 
 
+def formats(url: str, prepared: list[Prepared]) -> dict[str, tuple[float, float]]:
+    """COPY's text format (the read side's before binary) against its binary one, over the same
+    whole rows into a copy of `bets` with all its indexes, alternating, three times each: the
+    median µs a row of encoding them in this process and of the local server's processes."""
+    batches = [p.whole.rows for p in prepared if p.whole.rows]
+    rows = sum(map(len, batches))
+    runs: dict[str, list[tuple[float, float]]] = {"text": [], "binary": []}
+    conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(conninfo) as db:
+        texts = Transformer(db)
+        binary = bulk.Encoder(db, schema.bets)
+        for _ in range(3):
+            for name, made in runs.items():
+                db.execute("DROP TABLE IF EXISTS floor_bets")
+                db.execute("CREATE TABLE floor_bets (LIKE bets INCLUDING ALL)")
+                db.commit()
+                began = time.process_time()
+                data: list[bytes] = []
+                for batch in batches:
+                    out = bytearray()
+                    if name == "text":
+                        for row in batch:
+                            format_row_text(row, texts, out)
+                    else:
+                        binary.add(batch, out)
+                    data.append(bytes(out))
+                encoding = time.process_time() - began
+                meter = readside.Meter("postgres")
+                for chunk in data:
+                    if name == "text":
+                        with db.cursor().copy("COPY floor_bets FROM STDIN") as copy:
+                            copy.write(chunk)
+                    else:
+                        bulk.ship(db, "floor_bets", chunk)
+                    db.commit()
+                    meter.sample()
+                made.append((encoding / rows * 1e6, meter.used() / rows * 1e6))
+        db.execute("DROP TABLE floor_bets")
+        db.commit()
+    return {
+        name: (statistics.median(e for e, _ in made), statistics.median(s for _, s in made))
+        for name, made in runs.items()
+    }
+
+
 def main() -> int:
     say(f"folding {BETS:,} bets ...")
     out = committed(BETS)
@@ -207,6 +257,8 @@ def main() -> int:
         engine.dispose()
         say("the floor: COPY alone ...")
         floors = floor(url, prepared)
+        say("COPY's text format against binary ...")
+        both = formats(url, prepared)
     per = 1e6 / bets
     print(f"bets: {bets:,} ({messages:,} messages, {len(cut)} batches of up to {BATCH:,})")
     print("processor time per bet (µs):")
@@ -219,6 +271,9 @@ def main() -> int:
     print(f"the floor, PostgreSQL µs per row COPYed ({whole:,} whole rows):")
     for name, figure in floors.items():
         print(f"  {name + ':':<24}{figure:6.1f}")
+    print("COPY's formats, µs per row (median of 3, alternating; all of bets' indexes):")
+    for name, (encoding, server) in both.items():
+        print(f"  {name + ':':<8} encoding {encoding:5.2f}, PostgreSQL {server:5.2f}")
     return 0
 
 
