@@ -133,7 +133,7 @@ class Progress:
         if now - when < every:
             return None
         self.said = (now, self.messages)
-        rate = (self.messages - messages) / (now - when)
+        rate = (self.messages - messages) / max(now - when, 1e-6)
         return (
             f"{self.batches:,} batches, {self.messages:,} messages ({rate:,.0f}/s lately), "
             f"{self.rows:,} halves of bets ({self.halves:,} written apart), "
