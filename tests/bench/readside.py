@@ -182,14 +182,24 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _by_pid(command: str) -> dict[int, float]:
-    """CPU seconds of every process of this name on the machine, by pid."""
-    found: dict[int, float] = {}
+def _processes(where: str) -> Iterator[tuple[int, bytes]]:
+    """Every process on the machine, by pid, with what its /proc file `where` holds (one gone
+    meanwhile is passed over)."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "comm").read_text().strip() == command:
-                    found[int(entry.name)] = _cpu_s(int(entry.name))
+                yield int(entry.name), (entry / where).read_bytes()
+            except OSError:
+                continue
+
+
+def _by_pid(command: str) -> dict[int, float]:
+    """CPU seconds of every process of this name on the machine, by pid."""
+    found: dict[int, float] = {}
+    for pid, comm in _processes("comm"):
+        if comm.decode().strip() == command:
+            try:
+                found[pid] = _cpu_s(pid)
             except OSError:
                 continue  # gone meanwhile
     return found
@@ -494,14 +504,8 @@ def main() -> int:
 
 def _vacuuming() -> int:
     """How many autovacuum workers the local PostgreSQL runs now (any database)."""
-    found = 0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                found += (entry / "cmdline").read_bytes().startswith(b"postgres: autovacuum worker")
-            except OSError:
-                continue
-    return found
+    worker = b"postgres: autovacuum worker"
+    return sum(cmdline.startswith(worker) for _, cmdline in _processes("cmdline"))
 
 
 def quiesce(limit_s: float = 120.0) -> None:
