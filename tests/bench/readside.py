@@ -40,6 +40,7 @@ from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from sqlalchemy import Engine, func, select, text
+from sqlalchemy.exc import DBAPIError
 
 from services.history import schema
 from services.history.migrate import upgrade
@@ -366,10 +367,13 @@ def restart(s: Settings, database: str) -> tuple[float, str]:
 
 
 def percentiles(times: list[float]) -> str:
+    """p50 and p99, and the three slowest with their places in the run (#0 the first)."""
     ordered = sorted(times)
     p50 = statistics.median(ordered) * 1000
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
-    return f"p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+    slowest = sorted(range(len(times)), key=times.__getitem__)[-3:][::-1]
+    worst = ", ".join(f"#{n} {times[n] * 1000:.1f}" for n in slowest)
+    return f"p50 {p50:.1f} ms, p99 {p99:.1f} ms (slowest: {worst})"
 
 
 def timed(conn: http.client.HTTPConnection, path: str) -> tuple[float, Any]:
@@ -442,6 +446,8 @@ def settle(database: str) -> float:
 def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
     env = environment(s) | {"DATABASE_URL": database, "CROUPIER_API_PORT": str(free_port())}
     port = int(env["CROUPIER_API_PORT"])
+    engine = connect(database)
+    blocks = Blocks(engine)  # before the API's sessions begin, which time their reads then
     proc = start(
         ["-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"], "api", LOGS, env
     )
@@ -455,40 +461,83 @@ def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
             except (OSError, AssertionError):
                 assert time.monotonic() < deadline, "the API did not answer"
                 time.sleep(0.2)
-        engine = connect(database)
         with Activity(engine) as activity:
-            answers = _answers(conn, big_round)
-        engine.dispose()
+            answers = _answers(conn, big_round, blocks)
         return answers | {"the server meanwhile": str(activity)}
     finally:
         stop([proc])
+        engine.dispose()
 
 
-def _answers(conn: http.client.HTTPConnection, big_round: str) -> dict[str, str]:
-    """p50/p99 of the three queries, after one of each to check its answer."""
+class Blocks:
+    """Blocks the database's sessions read from outside PostgreSQL's shared buffers (the page
+    cache or the disk), and the time they took when the server tracks it (`track_io_timing`,
+    turned on for this database when the role may), read between groups of queries: a group's
+    cold reads, beside its slowest requests."""
+
+    _NOW = text(
+        "SELECT blks_read, blk_read_time FROM pg_stat_database WHERE datname = current_database()"
+    )
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.timed = False
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as db:
+            try:
+                name = db.execute(text("SELECT current_database()")).scalar_one()
+                db.execute(text(f'ALTER DATABASE "{name}" SET track_io_timing = on'))
+                self.timed = True
+            except DBAPIError:  # not a superuser of that server: blocks counted, not timed
+                pass
+        self.last = self.now()
+
+    def now(self) -> tuple[int, float]:
+        time.sleep(1.5)  # a session's figures reach the server's within a second of idling
+        with self.engine.connect() as db:
+            read, took = db.execute(self._NOW).one()
+        return int(read), float(took)
+
+    def since(self) -> str:
+        now = self.now()
+        read, took = now[0] - self.last[0], now[1] - self.last[1]
+        self.last = now
+        return f"{read:,} blocks read" + (f" in {took:.0f} ms" if self.timed else "")
+
+
+def _answers(conn: http.client.HTTPConnection, big_round: str, blocks: Blocks) -> dict[str, str]:
+    """p50/p99 of the three queries, after one of each to check its answer; the blocks each
+    group read from outside the server's buffers."""
     player = "P00007"
     _, page = timed(conn, f"/players/{player}/bets?limit=50")
     assert page["total"] == 10_000, page["total"]
+    blocks.since()
     firsts = [timed(conn, f"/players/{player}/bets?limit=50")[0] for _ in range(QUERIES)]
+    read = {"history first page (50 of 10,000)": blocks.since()}
     deep: list[float] = []
     cursor = page["next_cursor"]
     while len(deep) < QUERIES and cursor:
         took, page = timed(conn, f"/players/{player}/bets?limit=50&cursor={cursor}")
         deep.append(took)
         cursor = page["next_cursor"]
+    read["history page by cursor"] = blocks.since()
     table = big_round.split("-")[0]
     took, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
     assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
+    blocks.since()
     recalls = [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
+    read["round recall, 10,000 bets"] = blocks.since()
     _, whole = timed(conn, "/report")
     assert sum(row["bets"] for row in whole["money"]) == BETS, "the report counts every bet"
+    blocks.since()
     reports = [timed(conn, "/report")[0] for _ in range(QUERIES // 10)]
-    return {
+    read[f"report, every table ({QUERIES // 10})"] = blocks.since()
+    figures = {
         "history first page (50 of 10,000)": percentiles(firsts),
         "history page by cursor": percentiles(deep),
         "round recall, 10,000 bets": percentiles(recalls),
         f"report, every table ({QUERIES // 10})": percentiles(reports),
     }
+    return {name: f"{figure}; {read[name]}" for name, figure in figures.items()}
 
 
 def main() -> int:
