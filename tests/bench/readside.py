@@ -14,7 +14,10 @@
    10,000-bet round and of the whole report: right after the projection, while the server is
    still vacuuming and writing out what it loaded (how often an autovacuum worker ran during the
    queries, and the checkpoints, are printed beside them), and again once it has settled
-   (`VACUUM (ANALYZE)` and a `CHECKPOINT` run by the benchmark).
+   (`VACUUM (ANALYZE)` and a `CHECKPOINT` run by the benchmark). Beside each: its three slowest
+   requests (#0 the first), and the blocks its group read from outside the server's buffers,
+   timed when the role may turn `track_io_timing` on (the cold reads of a deep page, told from
+   the rest of its time).
 
 Each measured run (the pipeline, each projection) starts on a quiet machine (`quiesce`): what the
 step before wrote flushed to disk, and no autovacuum worker of its database left running.
