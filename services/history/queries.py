@@ -64,13 +64,18 @@ class _Statement:
             cursor.close()
 
 
+_PLAYER_TOTAL: Final = select(schema.players.c.bets).where(
+    schema.players.c.player_id == bindparam("player", type_=schema.Id)
+)
+"""A player's count of bets (`players.bets`), a history's total."""
+
+
 def _history_query(shape: str) -> Select[Any]:
     """A history page newest first, its player's total and whether each bet has adjustments
     beside each row: from the first bet (`first`), past `offset` bets, or after a cursor's key
     (`after`: k0 ... k4)."""
-    p = schema.players
     player = bindparam("player", type_=schema.Id)
-    total_of = select(p.c.bets).where(p.c.player_id == player).scalar_subquery()
+    total_of = _PLAYER_TOTAL.scalar_subquery()
     adjusted_flag = select(_A.c.bet_id).where(_A.c.bet_id == _B.c.bet_id).exists()
     query = (
         select(*_BET, *_ROUND, total_of, adjusted_flag)
@@ -137,7 +142,11 @@ class Reads:
         with self.engine.connect() as db:
             rows = self.paging[shape].rows(db, **values)
             shown = rows[:limit]
-            total = rows[0][n + 4] if rows else self._total(db, player_id)
+            total = (
+                rows[0][n + 4]
+                if rows
+                else db.execute(_PLAYER_TOTAL, {"player": player_id}).scalar_one_or_none()
+            )
             if not total:
                 return None
             flagged = [row[0] for row in shown if row[n + 5]]
@@ -171,14 +180,6 @@ class Reads:
             ],
             "next_cursor": cursor,
         }
-
-    @staticmethod
-    def _total(db: Connection, player_id: str) -> int | None:
-        p = schema.players
-        total: int | None = db.execute(
-            select(p.c.bets).where(p.c.player_id == player_id)
-        ).scalar_one_or_none()
-        return total
 
     def recall(self, table_id: str, round_id: str) -> Answer | None:
         """A round's recall (`RoundOut`); None for a round nothing named."""

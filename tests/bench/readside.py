@@ -492,6 +492,10 @@ class Blocks:
                 self.timed = True
             except DBAPIError:  # not a superuser of that server: blocks counted, not timed
                 pass
+        self.mark()
+
+    def mark(self) -> None:
+        """Count from now on."""
         self.last = self.now()
 
     def now(self) -> tuple[int, float]:
@@ -510,37 +514,36 @@ class Blocks:
 def _answers(conn: http.client.HTTPConnection, big_round: str, blocks: Blocks) -> dict[str, str]:
     """p50/p99 of the three queries, after one of each to check its answer; the blocks each
     group read from outside the server's buffers."""
+    figures: dict[str, str] = {}
+
+    def group(name: str, times: list[float]) -> None:
+        figures[name] = f"{percentiles(times)}; {blocks.since()}"
+
     player = "P00007"
     _, page = timed(conn, f"/players/{player}/bets?limit=50")
     assert page["total"] == 10_000, page["total"]
-    blocks.since()
+    blocks.mark()
     firsts = [timed(conn, f"/players/{player}/bets?limit=50")[0] for _ in range(QUERIES)]
-    read = {"history first page (50 of 10,000)": blocks.since()}
+    group("history first page (50 of 10,000)", firsts)
     deep: list[float] = []
     cursor = page["next_cursor"]
     while len(deep) < QUERIES and cursor:
         took, page = timed(conn, f"/players/{player}/bets?limit=50&cursor={cursor}")
         deep.append(took)
         cursor = page["next_cursor"]
-    read["history page by cursor"] = blocks.since()
+    group("history page by cursor", deep)
     table = big_round.split("-")[0]
     took, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
     assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
-    blocks.since()
+    blocks.mark()
     recalls = [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
-    read["round recall, 10,000 bets"] = blocks.since()
+    group("round recall, 10,000 bets", recalls)
     _, whole = timed(conn, "/report")
     assert sum(row["bets"] for row in whole["money"]) == BETS, "the report counts every bet"
-    blocks.since()
+    blocks.mark()
     reports = [timed(conn, "/report")[0] for _ in range(QUERIES // 10)]
-    read[f"report, every table ({QUERIES // 10})"] = blocks.since()
-    figures = {
-        "history first page (50 of 10,000)": percentiles(firsts),
-        "history page by cursor": percentiles(deep),
-        "round recall, 10,000 bets": percentiles(recalls),
-        f"report, every table ({QUERIES // 10})": percentiles(reports),
-    }
-    return {name: f"{figure}; {read[name]}" for name, figure in figures.items()}
+    group(f"report, every table ({QUERIES // 10})", reports)
+    return figures
 
 
 def main() -> int:
