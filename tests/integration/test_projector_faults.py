@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -52,10 +52,18 @@ def projector_process(env: dict[str, str], name: str) -> Iterator[subprocess.Pop
             process.wait()
 
 
-def restart_local_postgres() -> None:
+def restart_local_postgres(while_down: Callable[[], None]) -> None:
+    """Stop the local PostgreSQL, run `while_down`, start it again."""
     subprocess.run(["bash", str(ROOT / "deploy/postgres/down.sh")], check=True)
-    time.sleep(1)
+    while_down()
     subprocess.run(["bash", str(ROOT / "deploy/postgres/up.sh")], check=True)
+
+
+def until_in(log: Path, text: str, limit_s: float = 60) -> None:
+    """Wait until the log holds the text (at most `limit_s`)."""
+    deadline = time.monotonic() + limit_s
+    while text not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
@@ -87,11 +95,13 @@ def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
                     kills += 1
             last = OUTPUT / f"{settings.group_id}-projector-last.log"
             with projector_process(env, f"{settings.group_id}-projector-last") as p:
-                deadline = time.monotonic() + 60
-                while "projecting" not in last.read_text() and time.monotonic() < deadline:
-                    time.sleep(0.2)
-                publish(settings, later, seed=42)  # work for the projector while it is down
-                restart_local_postgres()
+                until_in(last, "projecting")
+
+                def work_while_down() -> None:  # the projector meets the outage with work
+                    publish(settings, later, seed=42)
+                    until_in(last, "database unavailable")
+
+                restart_local_postgres(work_while_down)
                 with read_side(settings, "health", database=database, serve_only=True) as url:
                     wait_read_up(url, timeout=300)
                 assert p.poll() is None, "the projector did not survive the database restart"
