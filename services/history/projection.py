@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any, Final, Literal, assert_never
 
 import msgspec
@@ -33,6 +33,9 @@ SOURCES: Final[tuple[Source, ...]] = ("accepted", "table-stats", "rejected")
 _ACCEPTED: Final = msgspec.json.Decoder(Journal | AnyEvent)
 """A journal, or one accepted input alone (as workers before journals wrote the topic)."""
 _STATS: Final = msgspec.json.Decoder(TableStats)
+ESCAPE: Final = b"\\"
+"""What every escape in JSON text begins with, U+0000's (`NUL`) too: a journal without one is
+told in one pass of memchr, cheaper than a search for `NUL` through its every byte."""
 _REJECTED: Final = msgspec.json.Decoder(Rejected)
 _ENCODE: Final = msgspec.json.encode
 Row = dict[str, Any]
@@ -55,14 +58,10 @@ class Changes:
     bet, and no row it throws away.
     """
 
-    placements: dict[BetKey, BetPlaced] = field(default_factory=dict)
-    """Every bet.placed of the batch, the first of each bet."""
-    decisions: dict[BetKey, tuple[Settlement | Refund, int]] = field(default_factory=dict)
-    """Every settlement or refund of the batch, the first of each bet, with its Kafka timestamp."""
-    undecided: dict[BetKey, BetPlaced] = field(default_factory=dict)
-    """The placements whose decision is not in the batch (yet)."""
-    unplaced: dict[BetKey, tuple[Settlement | Refund, int]] = field(default_factory=dict)
-    """The decisions whose placement is not in the batch (yet)."""
+    halves: dict[BetKey, Half] = field(default_factory=dict)
+    """Every bet the batch names, by key: its bet.placed while its decision is not read, its
+    decision (with its Kafka timestamp) while its bet.placed is not, `WHOLE` once both are (then
+    its row is in `whole`). The first of each half counts; a half read again changes nothing."""
     whole: list[BetRow] = field(default_factory=list)
     """The rows of the bets whose placement and decision are both in this batch, in the order
     they became whole (each once): final as soon as made, so they can be encoded while the
@@ -72,9 +71,13 @@ class Changes:
     boards: dict[str, TableStats] = field(default_factory=dict)
     raw_boards: dict[str, bytes] = field(default_factory=dict)
     counts: Counter[CounterKey] = field(default_factory=Counter)
-    decided: dict[Decided, list[int]] = field(default_factory=dict)
-    """The decisions summed by what the counters and the report tell apart (`Decided`): few
-    distinct, each bet added once here rather than to four counters and a report line."""
+    settled: dict[int, dict[SettledKey, list[int]]] = field(default_factory=dict)
+    """The settlements by Kafka timestamp and by what the counters and the report tell apart
+    (`SettledKey`): [bets, stakes, payouts]. Few distinct, each bet added once here; how long a
+    decision waited, which the key leaves out, is told once a key and timestamp, in `decided`,
+    not once a bet."""
+    refunded: dict[int, dict[RefundedKey, list[int]]] = field(default_factory=dict)
+    """The refunds likewise (`RefundedKey`): [bets, amounts, 0]."""
     unreadable: list[str] = field(default_factory=list)
     size: int = 0
     """How many messages were fed: inputs and decisions (a journal's each), other records."""
@@ -111,30 +114,55 @@ class Changes:
 
     def pending(self) -> list[BetRow]:
         """The rows of the bets placed in this batch and not decided in it, by key."""
-        undecided = self.undecided
-        return [placement(undecided[b]) for b in sorted(undecided)]
+        placed = [(k, v) for k, v in self.halves.items() if type(v) is BetPlaced]
+        return [placement(bet) for _, bet in sorted(placed, key=_FIRST)]
 
     def parts(self) -> list[BetRow]:
         """The rows of the decisions of bets not placed in this batch (placed before, or never,
         as a late bet's refund), by key: what a decision alone tells of its bet."""
-        unplaced = self.unplaced
-        return [decided(*unplaced[b]) for b in sorted(unplaced)]
+        alone = [(k, v) for k, v in self.halves.items() if type(v) is tuple]
+        return [decided(*read) for _, read in sorted(alone, key=_FIRST)]
+
+    @property
+    def bets_read(self) -> int:
+        """How many bet.placed and decisions the batch applies (each bet's first of each)."""
+        halves = self.halves
+        return len(halves) + len(self.whole)
 
     def rounds_named(self) -> set[tuple[str, str]]:
         """Every round an input, a decision or an adjustment of this batch names."""
         named = {(e.table_id, e.round_id) for e, _ in self.round_events}
-        named.update(map(_ROUND_OF, self.placements.values()))  # a whole bet's decision's too
-        named.update(_ROUND_OF(decision) for decision, _ in self.unplaced.values())
+        named.update(map(_KEY_ROUND, self.halves))  # a whole bet's decision's too
         named.update((r["table_id"], r["round_id"]) for r in self.adjustments.values())
         return named
 
     def players_named(self) -> set[str]:
         """Every player a bet, a decision or an adjustment of this batch names."""
-        named = set(map(_PLAYER_OF, self.placements.values()))
-        named.update(map(_ROW_PLAYER, self.whole))  # as its decision names the player
-        named.update(decision.player_id for decision, _ in self.unplaced.values())
+        named = set(map(_ROW_PLAYER, self.whole))  # as its decision names the player
+        for value in self.halves.values():
+            if type(value) is BetPlaced:
+                named.add(value.player_id)
+            elif type(value) is tuple:
+                named.add(value[0].player_id)
         named.update(r["player_id"] for r in self.adjustments.values())
         return named
+
+    @property
+    def decided(self) -> dict[Decided, list[int]]:
+        """The decisions summed by what the counters and the report tell apart (`Decided`): the
+        milliseconds each waited, from the `at` of the round event that decided it (copied into
+        the decision) to its commit (its Kafka timestamp; a clock behind reads 0), told once
+        for each distinct key."""
+        out: dict[Decided, list[int]] = {}
+        for timestamp_ms, settled in self.settled.items():
+            for (result, table, rnd, at, currency, game, kind, pick), sums in settled.items():
+                waited = _waited(timestamp_ms, at)
+                _add(out, (result, True, waited, table, rnd, at, currency, game, kind, pick), sums)
+        for timestamp_ms, refunded in self.refunded.items():
+            for (reason, table, rnd, at, currency), sums in refunded.items():
+                waited = _waited(timestamp_ms, at)
+                _add(out, (reason, False, waited, table, rnd, at, currency, None, None, None), sums)
+        return out
 
     def _unreadable(self, source: Source, error: Exception) -> None:
         self.counts[_UNREADABLE[source]] += 1
@@ -167,18 +195,12 @@ class Changes:
         match read:
             case Journal(inputs=inputs, decisions=decisions):
                 self.size += len(inputs) + len(decisions) - 1
-                if NUL in raw:
+                if ESCAPE in raw and NUL in raw:
                     inputs, decisions = self._storable(inputs, decisions)
-                accept = self._input
-                for event in inputs:
-                    accept(event, timestamp_ms)
-                decide = self._decision
-                for decision in decisions:
-                    match decision:
-                        case Settlement() | Refund():
-                            decide(decision, timestamp_ms)
-                        case Adjustment():
-                            self._adjustment(decision)
+                if inputs:
+                    self._inputs(inputs, timestamp_ms)
+                if decisions:
+                    self._decisions(decisions, timestamp_ms)
             case _:
                 if NUL in raw and (where := nul_path(read)) is not None:
                     raise Unreadable(f"an input whose {where} holds U+0000 (NUL)")
@@ -204,75 +226,97 @@ class Changes:
     def _input(self, event: AnyEvent | Invalid, timestamp_ms: int) -> None:
         match event:
             case BetPlaced():
-                key = (event.table_id, event.round_id, event.bet_id)
-                if key not in self.placements:
-                    self.placements[key] = event
-                    decided_ = self.unplaced.pop(key, None)
-                    if decided_ is None:
-                        self.undecided[key] = event
-                    else:  # its decision read first (redelivered, say)
-                        self.whole.append(whole(event, *decided_))
+                self._placed(event)
             case Invalid(reason=reason, detail=detail):
                 raise Unreadable(f"{reason}: {detail}")
             case _:
                 self.round_events.append((event, timestamp_ms))
+
+    def _placed(self, bet: BetPlaced) -> None:
+        """A bet.placed: kept until its decision is read, or made whole with the one read."""
+        self._inputs((bet,), 0)
+
+    def _inputs(self, inputs: Sequence[AnyEvent], timestamp_ms: int) -> None:
+        """A journal's inputs, all committed at its Kafka timestamp: each bet.placed (the most of
+        them, told apart here in one loop) kept until its decision is read, or made whole with
+        the one read; the round events in order."""
+        halves = self.halves
+        for event in inputs:
+            if type(event) is not BetPlaced:
+                self._input(event, timestamp_ms)
+                continue
+            key = (event.table_id, event.round_id, event.bet_id)
+            read = halves.get(key)
+            if read is None:
+                halves[key] = event
+            elif type(read) is tuple:  # its decision read first (redelivered, say)
+                halves[key] = WHOLE
+                self.whole.append(whole(event, *read))
+
+    def _decisions(self, decisions: Sequence[Decision], timestamp_ms: int) -> None:
+        """A journal's decisions, all committed at its Kafka timestamp: each bet's first made
+        whole with its bet.placed or kept until that is read, and summed (`settled`,
+        `refunded`); the adjustments kept."""
+        halves = self.halves
+        settled = self.settled.get(timestamp_ms)
+        if settled is None:
+            settled = self.settled[timestamp_ms] = {}
+        refunded = self.refunded.get(timestamp_ms)
+        if refunded is None:
+            refunded = self.refunded[timestamp_ms] = {}
+        for decision in decisions:
+            sums: dict[Any, list[int]]
+            if type(decision) is Settlement:
+                sums = settled
+                key: tuple[Any, ...] = (  # SettledKey (spelt out: read in place, no call)
+                    decision.result,
+                    decision.table_id,
+                    decision.round_id,
+                    decision.at,
+                    decision.currency,
+                    decision.game,
+                    decision.kind,
+                    decision.pick,
+                )
+                stake = decision.stake
+                paid = decision.payout
+            elif type(decision) is Refund:
+                sums = refunded
+                key = (  # RefundedKey
+                    decision.reason,
+                    decision.table_id,
+                    decision.round_id,
+                    decision.at,
+                    decision.currency,
+                )
+                stake = decision.amount
+                paid = 0
+            else:
+                assert isinstance(decision, Adjustment)
+                self._adjustment(decision)
+                continue
+            bet = (decision.table_id, decision.round_id, decision.bet_id)
+            read = halves.get(bet)
+            if read is None:
+                halves[bet] = (decision, timestamp_ms)
+            elif type(read) is BetPlaced:
+                halves[bet] = WHOLE
+                self.whole.append(whole(read, decision, timestamp_ms))
+            else:  # this bet's decision again
+                continue
+            summed = sums.get(key)
+            if summed is None:
+                sums[key] = [1, stake, paid]
+            else:
+                summed[0] += 1
+                summed[1] += stake
+                summed[2] += paid
 
     def _adjustment(self, adjustment: Adjustment) -> None:
         if adjustment.adjustment_id not in self.adjustments:
             self.adjustments[adjustment.adjustment_id] = adjusted(adjustment)
             labels = _labels(kind="adjustment", outcome=adjustment.cause)
             self.counts[("croupier_read_decisions_total", labels)] += 1
-
-    def _decision(self, decision: Settlement | Refund, timestamp_ms: int) -> None:
-        bet = (decision.table_id, decision.round_id, decision.bet_id)
-        if bet in self.decisions:
-            return
-        self.decisions[bet] = (decision, timestamp_ms)
-        placed = self.undecided.pop(bet, None)
-        if placed is None:
-            self.unplaced[bet] = (decision, timestamp_ms)
-        else:
-            self.whole.append(whole(placed, decision, timestamp_ms))
-        # From the table's `at` of the round event that decided the bet (copied into the
-        # decision) to the decision's commit (its Kafka timestamp); a clock behind reads 0.
-        waited = timestamp_ms - micros_of(decision.at) // 1000
-        waited = waited if waited > 0 else 0
-        key: Decided
-        if isinstance(decision, Settlement):
-            key = (
-                decision.result,
-                True,
-                waited,
-                decision.table_id,
-                decision.round_id,
-                decision.at,
-                decision.currency,
-                decision.game,
-                decision.kind,
-                decision.pick,
-            )
-            stake, paid = decision.stake, decision.payout
-        else:
-            key = (
-                decision.reason,
-                False,
-                waited,
-                decision.table_id,
-                decision.round_id,
-                decision.at,
-                decision.currency,
-                None,
-                None,
-                None,
-            )
-            stake, paid = decision.amount, 0
-        summed = self.decided.get(key)
-        if summed is None:
-            self.decided[key] = [1, stake, paid]
-        else:
-            summed[0] += 1
-            summed[1] += stake
-            summed[2] += paid
 
     def totals(self) -> Counter[CounterKey]:
         """Every counter this batch adds: `counts`, and the decisions' by outcome and latency."""
@@ -284,6 +328,21 @@ class Changes:
             counts[_LATENCY_SUM] += waited * n
             counts[_LATENCY_COUNT] += n
         return counts
+
+
+def _waited(timestamp_ms: int, at: str) -> int:
+    """Milliseconds from a decision's `at` to its commit at `timestamp_ms` (0 if the clocks
+    say it was committed first)."""
+    return max(0, timestamp_ms - micros_of(at) // 1000)
+
+
+def _add(sums: dict[Decided, list[int]], key: Decided, more: list[int]) -> None:
+    summed = sums.get(key)
+    if summed is None:
+        sums[key] = list(more)
+    else:
+        for n, value in enumerate(more):
+            summed[n] += value
 
 
 def _decision_key(kind: str, outcome: str) -> CounterKey:
@@ -325,7 +384,7 @@ _BUCKETS: Final = tuple(
 _LATENCY_SUM: Final = (f"{LATENCY}_sum", "")
 _LATENCY_COUNT: Final = (f"{LATENCY}_count", "")
 _MICROS: dict[str, int] = {}
-_STAMPS: dict[tuple[datetime, Any], tuple[int, str]] = {}
+_STAMPS: dict[datetime, tuple[tuple[int, str], Any]] = {}
 _SECONDS: dict[tuple[int, Any], tuple[str, str]] = {}
 
 
@@ -343,27 +402,28 @@ def micros_of(text: str) -> int:
 def _stamp(instant: datetime) -> tuple[int, str]:
     """A bet's `at` as sortable microseconds and as RFC 3339 text (`datetime.isoformat`, with `Z`
     for +00:00), remembered like micros_of; and the text up to the second by second and zone, as
-    bets placed apart share their second (formatting a datetime costs more than the rest). By
-    instant and zone: one instant in two zones is two equal datetimes, and two texts."""
+    bets placed apart share their second (formatting a datetime costs more than the rest). One
+    instant in two zones is two equal datetimes and two texts: the zone remembered with it tells
+    them apart."""
+    found = _STAMPS.get(instant)
+    if found is not None and found[1] == instant.tzinfo:
+        return found[0]
     zone = instant.tzinfo
-    found = _STAMPS.get((instant, zone))
-    if found is None:
-        if len(_STAMPS) >= 4096:
-            _STAMPS.clear()
-        sort_micros = micros(instant)
-        second, fraction = divmod(sort_micros, 1_000_000)
-        head = _SECONDS.get((second, zone))
-        if head is None:
-            if len(_SECONDS) >= 4096:
-                _SECONDS.clear()
-            text = instant.replace(microsecond=0).isoformat()
-            head = _SECONDS[(second, zone)] = (text[:19], text[19:].replace("+00:00", "Z"))
-        start, suffix = head
-        found = _STAMPS[(instant, zone)] = (
-            sort_micros,
-            f"{start}.{fraction:06d}{suffix}" if fraction else start + suffix,
-        )
-    return found
+    if len(_STAMPS) >= 4096:
+        _STAMPS.clear()
+    sort_micros = micros(instant)
+    second, fraction = divmod(sort_micros, 1_000_000)
+    head = _SECONDS.get((second, zone))
+    if head is None:
+        if len(_SECONDS) >= 4096:
+            _SECONDS.clear()
+        text = instant.replace(microsecond=0).isoformat()
+        head = _SECONDS[(second, zone)] = (text[:19], text[19:].replace("+00:00", "Z"))
+    start, suffix = head
+    placed_at = f"{start}.{fraction:06d}{suffix}" if fraction else start + suffix
+    stamp = (sort_micros, placed_at)
+    _STAMPS[instant] = (stamp, zone)
+    return stamp
 
 
 def json_text(value: Any) -> str | None:
@@ -402,18 +462,38 @@ def placement(bet: BetPlaced) -> BetRow:
 
 def whole(bet: BetPlaced, decision: Settlement | Refund, timestamp_ms: int) -> BetRow:
     """The row of a bet read whole: the PLACED columns as its bet.placed says, the others as its
-    committed decision (read at `timestamp_ms`) says."""
+    committed decision (read at `timestamp_ms`) says. A settlement's row is spelt out here, as
+    `_row` does for any decision: most bets are read whole and settled, and a call less a bet
+    shows in the projector's time."""
     sort_micros, placed_at = _stamp(bet.at)
-    return _row(
-        decision,
-        timestamp_ms,
+    if type(decision) is not Settlement:
+        pick = _pick(bet.pick)
+        return _row(decision, timestamp_ms, sort_micros, bet.seq, bet.kind, pick, bet.stake,
+                    bet.currency, placed_at)  # fmt: skip
+    dice = decision.dice
+    discs = decision.discs
+    return (
+        decision.bet_id,
+        decision.player_id,
+        decision.table_id,
+        decision.round_id,
         sort_micros,
         bet.seq,
         bet.kind,
-        _pick(bet.pick),
+        _PICKED(bet.pick) or _pick(bet.pick),
         bet.stake,
         bet.currency,
         placed_at,
+        "settled",
+        decision.game,
+        decision.result,
+        decision.payout,
+        None,
+        decision.at,
+        decision.settlement_id,
+        None if dice is None else _PICKED(dice) or _pick(dice),
+        None if discs is None else _PICKED(discs) or _pick(discs),
+        timestamp_ms,
     )
 
 
@@ -501,6 +581,8 @@ def _row(
 
 
 _PICKS: dict[tuple[Any, ...], str] = {}
+_PICKED: Final = _PICKS.get
+"""A pick's text if rendered already (a tuple's; else None, and `_pick` renders it)."""
 
 
 def _pick(pick: Any) -> str:
@@ -589,6 +671,17 @@ Decided = tuple[str, bool, int, str, str, str, str, str | None, str | None, tupl
 """What a decision counts under: its outcome (a settlement's result or a refund's reason),
 whether it is a settlement, the milliseconds it waited (`Changes._decision`), then its report
 line: its table, round, `at` and currency, and a settlement's game, kind and pick."""
-_ROUND_OF: Final = attrgetter("table_id", "round_id")
-_PLAYER_OF: Final = attrgetter("player_id")
+WHOLE: Final = True
+"""In `Changes.halves`: both halves of the bet were read, and its row is in `Changes.whole`."""
+Half = BetPlaced | tuple[Settlement | Refund, int] | bool
+"""What `Changes.halves` keeps of a bet: see there."""
+SettledKey = tuple[str, str, str, str, str, str, str, tuple[int, ...]]
+"""What a settlement counts under in a batch, but for how long it waited: its result, its
+report line (table, round, `at`, currency) and its wager (game, kind, pick)."""
+RefundedKey = tuple[str, str, str, str, str]
+"""What a refund counts under in a batch, but for how long it waited: its reason and its report
+line (table, round, `at`, currency)."""
 _ROW_PLAYER: Final = itemgetter(BET_COLUMNS.index("player_id"))
+_FIRST: Final = itemgetter(0)
+_KEY_ROUND: Final = itemgetter(0, 1)
+"""A bet's table and round, of its key."""

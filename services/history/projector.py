@@ -345,7 +345,7 @@ class Projector:
         p = self.progress
         p.batches += 1
         p.messages += count
-        p.rows += len(changes.placements) + len(changes.decisions)
+        p.rows += changes.bets_read
         p.unreadable += len(changes.unreadable)
         p.halves += len(batch.placed) + len(batch.parts)
         if (said := p.report(PROGRESS_EVERY_S)) is not None:

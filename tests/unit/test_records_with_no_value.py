@@ -47,7 +47,7 @@ def test_the_projection_counts_a_record_with_no_value_as_unreadable_and_changes_
         ("croupier_read_events_total", f'{{topic="{source}"}}'): 1,
         ("croupier_read_unreadable_total", f'{{topic="{source}"}}'): 1,
     }
-    assert not (changes.placements or changes.decisions or changes.round_events or changes.boards)
+    assert not (changes.halves or changes.whole or changes.round_events or changes.boards)
 
 
 def test_the_live_view_and_the_wallet_count_a_record_with_no_value_as_unreadable() -> None:

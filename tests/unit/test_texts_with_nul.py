@@ -152,9 +152,9 @@ def test_the_projection_skips_what_a_journal_holds_with_a_nul_and_applies_the_re
     assert NUL in journal
     changes = Changes()
     changes.feed("accepted", journal, 1)
-    [(_, _, placed)] = changes.placements
-    [(_, _, decided)] = changes.decisions
-    assert placed == decided == "B1"
+    [(_, _, bet_id)] = changes.halves
+    [row] = changes.whole
+    assert bet_id == row[0] == "B1" and changes.bets_read == 2
     assert changes.unreadable == [
         "accepted: a journal's BetPlaced whose player_id holds U+0000 (NUL)",
         "accepted: a journal's Settlement whose player_id holds U+0000 (NUL)",
@@ -168,6 +168,6 @@ def test_the_projection_counts_an_input_or_a_board_with_a_nul_as_unreadable() ->
     board = {"type": "table_stats", "v": 1, "table_id": "T\x00", "game": "sicbo"}
     board |= {"rounds": [], "counts": {}}
     changes.feed("table-stats", raw(board), 2)
-    assert not changes.placements
+    assert not changes.halves
     assert changes.unreadable[0] == "accepted: an input whose player_id holds U+0000 (NUL)"
     assert len(changes.unreadable) == 2 and not changes.boards
