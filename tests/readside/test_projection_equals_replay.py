@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, inspect, text
 
 from schemas.codec import encode
-from schemas.events import BetPlaced
+from schemas.events import AnyEvent, BetPlaced
 from schemas.journal import Journal
 from schemas.journal import records as journal_records
-from schemas.records import Settlement
+from schemas.records import Refund, Settlement
 from services.history.migrate import HEAD, config, current, upgrade
 from services.history.projection import Changes, decided, placement
 from services.history.queries import Reads
@@ -248,13 +248,39 @@ def test_a_bet_is_made_whole_once_when_both_its_halves_are_in_the_batch(
     changes = Changes()
     for source, raw, ts in batch:
         changes.feed(source, raw, ts)
-    both = changes.placements.keys() & changes.decisions.keys()
+    placements, decisions = _first_halves(batch)
+    both = placements.keys() & decisions.keys()
     assert sorted((row[2], row[3], row[0]) for row in changes.whole) == sorted(both)
     for row in changes.whole:
         key = (row[2], row[3], row[0])
-        placed, decision = placement(changes.placements[key]), decided(*changes.decisions[key])
+        placed, decision = placement(placements[key]), decided(*decisions[key])
         assert row[:4] + row[11:] == decision[:4] + decision[11:]
         assert row[4:11] == placed[4:11]
+
+
+def _first_halves(
+    batch: list[tuple[str, bytes, int]],
+) -> tuple[
+    dict[tuple[str, str, str], BetPlaced],
+    dict[tuple[str, str, str], tuple[Settlement | Refund, int]],
+]:
+    """The batch's first bet.placed and first decision (with its Kafka timestamp) of each bet,
+    read from the journals themselves."""
+    placements: dict[tuple[str, str, str], BetPlaced] = {}
+    decisions: dict[tuple[str, str, str], tuple[Settlement | Refund, int]] = {}
+    for source, raw, ts in batch:
+        if source != "accepted":
+            continue
+        read = msgspec.json.decode(raw, type=Journal | AnyEvent)
+        inputs, made = (read.inputs, read.decisions) if isinstance(read, Journal) else ((read,), ())
+        for event in inputs:
+            if isinstance(event, BetPlaced):
+                placements.setdefault((event.table_id, event.round_id, event.bet_id), event)
+        for decision in made:
+            if isinstance(decision, Settlement | Refund):
+                key = (decision.table_id, decision.round_id, decision.bet_id)
+                decisions.setdefault(key, (decision, ts))
+    return placements, decisions
 
 
 class Record(msgspec.Struct):
