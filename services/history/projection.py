@@ -126,8 +126,7 @@ class Changes:
     @property
     def bets_read(self) -> int:
         """How many bet.placed and decisions the batch applies (each bet's first of each)."""
-        halves = self.halves
-        return len(halves) + len(self.whole)
+        return len(self.halves) + len(self.whole)
 
     def rounds_named(self) -> set[tuple[str, str]]:
         """Every round an input, a decision or an adjustment of this batch names."""
@@ -226,15 +225,11 @@ class Changes:
     def _input(self, event: AnyEvent | Invalid, timestamp_ms: int) -> None:
         match event:
             case BetPlaced():
-                self._placed(event)
+                self._inputs((event,), timestamp_ms)
             case Invalid(reason=reason, detail=detail):
                 raise Unreadable(f"{reason}: {detail}")
             case _:
                 self.round_events.append((event, timestamp_ms))
-
-    def _placed(self, bet: BetPlaced) -> None:
-        """A bet.placed: kept until its decision is read, or made whole with the one read."""
-        self._inputs((bet,), 0)
 
     def _inputs(self, inputs: Sequence[AnyEvent], timestamp_ms: int) -> None:
         """A journal's inputs, all committed at its Kafka timestamp: each bet.placed (the most of
