@@ -29,7 +29,7 @@ from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
 from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from services.history import pacing
+from services.history import collector, pacing
 from services.history.projection import SOURCES, Changes, Source
 from services.history.store import Conflict, Position, Prepared, Store
 from services.security import clients
@@ -122,6 +122,7 @@ class Progress:
     decision merged into its row): the dear path; the rest were whole rows."""
     conflicts: int = 0
     unreadable: int = 0
+    collections: collector.Collections = field(default_factory=collector.Collections)
     started: float = field(default_factory=time.monotonic)
     said: tuple[float, int] = field(default_factory=lambda: (time.monotonic(), 0))
     """When `report` last spoke, and the messages by then."""
@@ -134,10 +135,12 @@ class Progress:
             return None
         self.said = (now, self.messages)
         rate = (self.messages - messages) / max(now - when, 1e-6)
+        c = self.collections
         return (
             f"{self.batches:,} batches, {self.messages:,} messages ({rate:,.0f}/s lately), "
             f"{self.rows:,} halves of bets ({self.halves:,} written apart), "
-            f"{self.unreadable:,} unreadable skipped, {self.conflicts:,} conflicts"
+            f"{self.unreadable:,} unreadable skipped, {self.conflicts:,} conflicts; "
+            f"{c.runs:,} collections of cycles in {c.seconds:.2f} s ({c.freed:,} objects freed)"
         )
 
 
@@ -169,6 +172,11 @@ class Projector:
         self.stopping.set()
 
     async def run(self) -> None:
+        """Project until stopped, the cyclic collector on a clock meanwhile (collector.py)."""
+        async with collector.clocked(self.progress.collections):
+            await self._project()
+
+    async def _project(self) -> None:
         s = self.settings
         consumer = AIOKafkaConsumer(
             **clients.aiokafka(s),
