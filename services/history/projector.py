@@ -29,7 +29,8 @@ from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
 from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from services.history import collector, pacing
+from services import collector
+from services.history import pacing
 from services.history.projection import SOURCES, Changes, Source
 from services.history.store import Conflict, Position, Prepared, Store
 from services.security import clients
@@ -172,7 +173,7 @@ class Projector:
         self.stopping.set()
 
     async def run(self) -> None:
-        """Project until stopped, the cyclic collector on a clock meanwhile (collector.py)."""
+        """Project until stopped, the cyclic collector on a clock meanwhile (collector.clocked)."""
         async with collector.clocked(self.progress.collections):
             await self._project()
 

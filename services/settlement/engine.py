@@ -13,12 +13,10 @@ no worker disk is needed and a takeover costs the size of the state, not of the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import io
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -31,6 +29,7 @@ from aiokafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
 from schemas.codec import encode
 from schemas.journal import records as journal_records
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
+from services import collector
 from services.security import clients
 from services.security.denied import AccessDenied, explain
 from services.security.login import Unreachable, login
@@ -587,7 +586,9 @@ class Engine:
                 log.warning("task %d: %s partition %d: %s", p, s.topic_state, p, read_log.note)
         ready: dict[int, tuple[Fold, dict[str, int], frozenset[bytes] | None]] = {}
         refolds: dict[int, Refold] = {}
-        with _collector_paused():
+        # No collection meanwhile: a restore builds hundreds of thousands of objects that all
+        # stay, and each collection would walk them (and the process's other objects) again.
+        with collector.paused():
             starts = {p: self._plan(p, logs.get(p), inputs[p], found) for p in partitions}
         for p, start in starts.items():
             match start:
@@ -790,19 +791,6 @@ class Engine:
 async def _timed(awaitable: Awaitable[T]) -> tuple[T, float]:
     """What the awaitable gives, and when it was done."""
     return await awaitable, time.monotonic()
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection meanwhile: a restore builds hundreds of thousands of objects
-    that all stay, and each collection would walk them (and the process's other objects) again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]

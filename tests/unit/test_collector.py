@@ -6,7 +6,7 @@ import asyncio
 import gc
 import weakref
 
-from services.history.collector import Collections, clocked
+from services.collector import Collections, clocked
 
 
 class Node:

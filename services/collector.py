@@ -1,4 +1,7 @@
-"""Python's cyclic garbage collector in a projecting process: run on a clock, not by allocations.
+"""Python's cyclic garbage collector, paused or run on a clock instead of by allocations.
+
+`paused`: off while a worker restores its state (hundreds of thousands of objects that all stay,
+each collection walking them again). `clocked`: a projecting process's collector.
 
 Left to itself, the collector walks the young objects every 700 allocations net of frees, and the
 older ones every 10 and 100 of those. A projector's batch is hundreds of thousands of rows
@@ -18,7 +21,7 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 EVERY_S = 60.0
@@ -42,24 +45,34 @@ class Collections:
         self.runs += 1
 
 
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """Automatic collection off within; the collector as it was after (on again unless it was off
+    before)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 @contextlib.asynccontextmanager
 async def clocked(collections: Collections, every_s: float = EVERY_S) -> AsyncIterator[None]:
     """Automatic collection off within, one full collection every `every_s` seconds instead;
-    the collector as it was after (on again unless it was off before)."""
-    enabled = gc.isenabled()
-    gc.disable()
+    the collector as it was after (`paused`)."""
 
     async def collecting() -> None:
         while True:
             await asyncio.sleep(every_s)
             collections.collect()
 
-    task = asyncio.ensure_future(collecting())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        if enabled:
-            gc.enable()
+    with paused():
+        task = asyncio.ensure_future(collecting())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
