@@ -94,7 +94,16 @@ class Settings(BaseSettings):
     )
     group_id: str = "croupier-settlement"
     transactional_prefix: str = Field(
-        default="croupier-settlement", description="transactional.id of task p is <prefix>-<p>"
+        default="croupier-settlement",
+        description="a worker's transactional.id is <prefix>-<instance id> (or -<host>-<pid> "
+        "without one)",
+    )
+    transaction_timeout_ms: int = Field(
+        default=10000,
+        ge=1000,
+        description="transaction.timeout.ms of a worker: how long a transaction left open by a "
+        "worker that died is held before the brokers abort it (a takeover by another worker waits "
+        "for it; a restart with the same instance id aborts it at once)",
     )
     horizon: int = Field(default=200, ge=1, description="decided rounds kept per table")
     batch_records: int = Field(default=5000, ge=1, description="most records read per batch")

@@ -1,8 +1,8 @@
 """The one place that turns settings into the keyword arguments of every Kafka client.
 
-Every producer, consumer and admin client croupier builds (aiokafka, kafka-python, faust) takes
-its address and security from here, so a secured cluster needs nothing more than the settings
-(`CROUPIER_KAFKA_SECURITY_PROTOCOL`, `_SASL_MECHANISM`, `_USERNAME`, `_PASSWORD` or
+Every producer, consumer and admin client croupier builds (confluent-kafka, aiokafka, kafka-python,
+faust) takes its address and security from here, so a secured cluster needs nothing more than the
+settings (`CROUPIER_KAFKA_SECURITY_PROTOCOL`, `_SASL_MECHANISM`, `_USERNAME`, `_PASSWORD` or
 `_PASSWORD_FILE`, `_CA_FILE`). The returned dictionaries hold the password in clear, as the
 clients need it: pass them on, never print or log them.
 """
@@ -112,6 +112,26 @@ def aiokafka(settings: Settings) -> dict[str, Any]:
         options["sasl_plain_username"] = settings.kafka_username
         options["sasl_plain_password"] = password(settings)
     return options
+
+
+def librdkafka(settings: Settings) -> dict[str, Any]:
+    """The configuration of a confluent-kafka (librdkafka) client: address and security.
+
+    TLS verifies the brokers' certificates and host names, as `ssl_context` does."""
+    _checked(settings)
+    config: dict[str, Any] = {
+        "bootstrap.servers": settings.kafka_bootstrap,
+        "security.protocol": settings.kafka_security_protocol.lower(),
+    }
+    if tls(settings):
+        config["ssl.endpoint.identification.algorithm"] = "https"
+        if settings.kafka_ca_file is not None:
+            config["ssl.ca.location"] = settings.kafka_ca_file
+    if sasl(settings):
+        config["sasl.mechanisms"] = settings.kafka_sasl_mechanism
+        config["sasl.username"] = settings.kafka_username
+        config["sasl.password"] = password(settings)
+    return config
 
 
 def faust_broker(settings: Settings) -> dict[str, Any]:

@@ -21,6 +21,11 @@ AUTHORIZATION = {
     "TransactionalIdAuthorizationFailed": "transactional_id",
     "TransactionalIdAuthorizationFailedError": "transactional_id",
     "ClusterAuthorizationFailedError": "cluster",
+    # librdkafka names the broker's error code in its KafkaError
+    "TOPIC_AUTHORIZATION_FAILED": "topic",
+    "GROUP_AUTHORIZATION_FAILED": "group",
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": "transactional_id",
+    "CLUSTER_AUTHORIZATION_FAILED": "cluster",
 }
 AUTHENTICATION = {
     "AuthenticationFailedError",
@@ -61,8 +66,16 @@ def authorization(error: BaseException) -> str | None:
     return None
 
 
+LIBRDKAFKA_AUTHENTICATION = ("SASL_AUTHENTICATION_FAILED", "code=_AUTHENTICATION")
+"""How librdkafka's KafkaError spells a failed login."""
+
+
 def authentication(error: BaseException) -> bool:
-    return any(type(cause).__name__ in AUTHENTICATION for cause in _chain(error))
+    return any(
+        type(cause).__name__ in AUTHENTICATION
+        or any(name in str(cause) for name in LIBRDKAFKA_AUTHENTICATION)
+        for cause in _chain(error)
+    )
 
 
 def _named(error: BaseException) -> str:

@@ -1,33 +1,36 @@
-"""Reading a task's state back from its partition of the state topic (the Kafka shell of state).
+"""Reading tasks' state back from their partitions of the state topic (the store's Kafka side).
 
 A restore reads a partition from the start of the task's last whole rewrite (the `snapshot` offset
 its latest position record names), not from offset 0: what lies before it is superseded or
 forgotten, and right after a long catch-up the compacted topic still holds much of that (its
 cleaner has not run over the newest segments, and it keeps tombstones a while). The position record
 is the last record of every transaction, so it is found by reading back from the end.
+
+Reads are read_committed and end at the last stable offset, measured once the task's committed
+input offsets are stable (`restore`): a transaction its previous owner left open is not read.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-untyped]
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from services.security import clients
 from services.settings import Settings
 from services.settlement import state
 from services.settlement.state import StateError
+from services.settlement.store import Found
 
 WINDOW = 512
 """Offsets read back from the end at first to find the latest position record (then 8 times more,
 as long as none is found: an aborted transaction after it holds records too)."""
-FETCH_WAIT_MS = 10
-"""How long the broker may hold a fetch that finds nothing new (the default, 500 ms, was paid once
-or twice per restore: the reader's first fetch, made before it is positioned, waits at the end of
-the partitions, and a seek waits for it to come back)."""
+TIMEOUT = 30.0
+"""Seconds a metadata or offsets request may take before the read fails (and is tried again)."""
 
 
 @dataclass(kw_only=True)
@@ -44,50 +47,109 @@ class Log:
     note: str | None = None
     """Why the partition was read whole after all, if it was."""
 
+    def found(self) -> Found:
+        """What the store keeps of this read."""
+        return Found(
+            start=self.start,
+            end=self.end,
+            records=self.records,
+            size=self.size,
+            live_records=len(self.entries),
+            live_size=sum(len(k) + len(v) for k, v in self.entries.items()),
+        )
 
-async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
+
+def reader(settings: Settings, **extra: Any) -> Consumer:
+    """A read_committed consumer of assigned partitions (it joins no group and commits nothing;
+    librdkafka asks for a group id all the same, so it is the worker's own)."""
+    return Consumer(
+        {
+            **clients.librdkafka(settings),
+            "group.id": settings.group_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "isolation.level": "read_committed",
+            "enable.partition.eof": True,
+            "fetch.wait.max.ms": 10,
+            "fetch.max.bytes": 64 * 1024 * 1024,
+            "max.partition.fetch.bytes": 16 * 1024 * 1024,
+            **extra,
+        }
+    )
+
+
+def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
     """Every committed record of these partitions of the state topic, from the start of each
-    task's last rewrite to the end.
-
-    Called after the tasks' producers started, which completed or aborted any transaction their
-    previous owners left open, so the end read (the last stable offset) is final.
-    """
+    task's last rewrite to the end."""
     started = time.monotonic()
     tps = [TopicPartition(settings.topic_state, p) for p in partitions]
     logs = {p: Log(entries={}) for p in partitions}
-    reader = AIOKafkaConsumer(
-        **clients.aiokafka(settings),
-        group_id=None,
-        enable_auto_commit=False,
-        isolation_level="read_committed",
-        max_partition_fetch_bytes=16 * 1024 * 1024,
-        fetch_max_bytes=64 * 1024 * 1024,
-        fetch_max_wait_ms=FETCH_WAIT_MS,
-    )
-    await reader.start()
+    consumer = reader(settings)
     try:
-        reader.assign(tps)
-        firsts = await reader.beginning_offsets(tps)
-        ends = await reader.end_offsets(tps)
-        positions = await _positions(reader, firsts, ends)
-        starts = {tp: _start(positions.get(tp), firsts[tp], ends[tp]) for tp in tps}
-        await _entries(reader, tps, starts, ends, logs)
-        again = [tp for tp in tps if _miscounted(logs[tp.partition], positions.get(tp), firsts[tp])]
-        for tp in again:
-            log = logs[tp.partition]
+        bounds = {tp.partition: bounds_of(consumer, tp) for tp in tps}
+        firsts = {p: first for p, (first, _) in bounds.items()}
+        ends = {p: end for p, (_, end) in bounds.items()}
+        positions = _positions(consumer, settings.topic_state, firsts, ends)
+        starts = {p: _start(positions.get(p), firsts[p], ends[p]) for p in partitions}
+        _entries(consumer, settings.topic_state, starts, ends, logs)
+        again = [p for p in partitions if _miscounted(logs[p], positions.get(p), firsts[p])]
+        for p in again:
+            log = logs[p]
             held = len(log.entries) - (state.TASK_KEY in log.entries)
             note = (
                 f"read from offset {log.start} it held {held} entries where its position counts "
-                f"{positions[tp].entries}; read whole"
+                f"{positions[p].entries}; read whole"
             )
-            logs[tp.partition] = Log(entries={}, note=note)
-            starts[tp] = firsts[tp]
-        await _entries(reader, again, starts, ends, logs)
+            logs[p] = Log(entries={}, note=note)
+            starts[p] = firsts[p]
+        _entries(consumer, settings.topic_state, {p: starts[p] for p in again}, ends, logs)
     finally:
-        await reader.stop()
+        consumer.close()
     for log in logs.values():
         log.seconds = time.monotonic() - started
     return logs
+
+
+def bounds_of(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
+    """The first offset a partition holds and its last stable offset (read_committed's end)."""
+    first, end = consumer.get_watermark_offsets(tp, timeout=TIMEOUT, cached=False)
+    return max(first, 0), max(end, 0)
+
+
+def scan(
+    consumer: Consumer,
+    starts: dict[tuple[str, int], int],
+    ends: dict[tuple[str, int], int],
+    each: Callable[[str, int, Any], None],
+) -> None:
+    """Hand every committed record of these topic partitions from `starts` below `ends` to
+    `each(topic, partition, message)`, in offset order per partition."""
+    open_ = {tp for tp in starts if starts[tp] < ends[tp]}
+    if not open_:
+        return
+    consumer.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in sorted(open_)])
+    try:
+        while open_:
+            batch: list[Any] = consumer.consume(num_messages=50_000, timeout=0.5)
+            for message in batch:
+                tp: tuple[str, int] = (message.topic(), message.partition())
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        open_.discard(tp)
+                        continue
+                    raise KafkaException(error)
+                if tp not in open_:
+                    continue
+                offset: int = message.offset()
+                if offset >= ends[tp]:
+                    open_.discard(tp)
+                    continue
+                each(tp[0], tp[1], message)
+                if offset + 1 >= ends[tp]:
+                    open_.discard(tp)
+    finally:
+        consumer.unassign()
 
 
 def _start(position: state.Position | None, first: int, end: int) -> int:
@@ -103,78 +165,58 @@ def _miscounted(log: Log, position: state.Position | None, first: int) -> bool:
     return len(log.entries) - (state.TASK_KEY in log.entries) != position.entries
 
 
-async def _entries(
-    reader: AIOKafkaConsumer,
-    tps: list[TopicPartition],
-    starts: dict[TopicPartition, int],
-    ends: dict[TopicPartition, int],
+def _entries(
+    consumer: Consumer,
+    topic: str,
+    starts: dict[int, int],
+    ends: dict[int, int],
     logs: dict[int, Log],
 ) -> None:
     """The live entries of these partitions from `starts` to `ends`, into their logs."""
-    for tp in tps:
-        logs[tp.partition].start, logs[tp.partition].end = starts[tp], ends[tp]
-        reader.seek(tp, starts[tp])
-    open_ = {tp for tp in tps if starts[tp] < ends[tp]}
-    while open_:
-        batch = await reader.getmany(*open_, timeout_ms=500, max_records=50000)
-        for tp, records in batch.items():
-            log = logs[tp.partition]
-            entries = log.entries
-            for record in records:
-                if record.offset >= ends[tp]:
-                    break
-                log.records += 1
-                key = record.key or b""  # no key: no state record, so restoring refuses it
-                if record.value is None:
-                    entries.pop(key, None)
-                else:
-                    entries[key] = record.value
-                    log.size += len(record.value)
-        for tp in list(open_):
-            if await reader.position(tp) >= ends[tp]:
-                open_.discard(tp)
+    for p, start in starts.items():
+        logs[p].start, logs[p].end = start, ends[p]
+
+    def keep(_: str, p: int, message: Message) -> None:
+        log = logs[p]
+        log.records += 1
+        key = message.key() or b""  # no key: no state record, so restoring refuses it
+        value = message.value()
+        if value is None:
+            log.entries.pop(key, None)
+        else:
+            log.entries[key] = value
+            log.size += len(value)
+
+    scan(consumer, _of(topic, starts), _of(topic, ends), keep)
 
 
-async def _positions(
-    reader: AIOKafkaConsumer, firsts: dict[TopicPartition, int], ends: dict[TopicPartition, int]
-) -> dict[TopicPartition, state.Position]:
+def _positions(
+    consumer: Consumer, topic: str, firsts: dict[int, int], ends: dict[int, int]
+) -> dict[int, state.Position]:
     """The latest position record of each partition that has a readable one (the others are read
     whole, and the restore says what is wrong with them)."""
-    found: dict[TopicPartition, bytes] = {}
+    found: dict[int, bytes] = {}
 
-    def note(tp: TopicPartition, record: Any) -> None:
-        if record.key == state.TASK_KEY and record.value is not None:
-            found[tp] = record.value  # the last one read is the newest
+    def note(_: str, p: int, message: Message) -> None:
+        value = message.value()
+        if message.key() == state.TASK_KEY and value is not None:
+            found[p] = value  # the last one read is the newest
 
     window = WINDOW
-    froms = {tp: firsts[tp] for tp in ends}
-    looking = {tp for tp in ends if ends[tp] > firsts[tp]}
+    froms = dict(firsts)
+    looking = {p for p in ends if ends[p] > firsts[p]}
     while looking:
-        for tp in looking:
-            froms[tp] = max(firsts[tp], ends[tp] - window)
-            reader.seek(tp, froms[tp])
-        await _scan(reader, {tp: ends[tp] for tp in looking}, note)
-        looking = {tp for tp in looking if tp not in found and froms[tp] > firsts[tp]}
+        for p in looking:
+            froms[p] = max(firsts[p], ends[p] - window)
+        scan(consumer, {(topic, p): froms[p] for p in looking}, _of(topic, ends), note)
+        looking = {p for p in looking if p not in found and froms[p] > firsts[p]}
         window *= 8
-    positions: dict[TopicPartition, state.Position] = {}
-    for tp, raw in found.items():
+    positions: dict[int, state.Position] = {}
+    for p, raw in found.items():
         with contextlib.suppress(StateError):
-            positions[tp] = state.read_position(raw)
+            positions[p] = state.read_position(raw)
     return positions
 
 
-async def _scan(reader: AIOKafkaConsumer, ends: dict[TopicPartition, int], each: Any) -> None:
-    """Hand every committed record below `ends` of these partitions, from where the reader is
-    positioned, to `each(tp, record)`."""
-    open_ = {tp for tp in ends if await reader.position(tp) < ends[tp]}
-    while open_:
-        batch = await reader.getmany(*open_, timeout_ms=500, max_records=50000)
-        for tp, records in batch.items():
-            end = ends[tp]
-            for record in records:
-                if record.offset >= end:
-                    break
-                each(tp, record)
-        for tp in list(open_):
-            if await reader.position(tp) >= ends[tp]:
-                open_.discard(tp)
+def _of(topic: str, offsets: dict[int, int]) -> dict[tuple[str, int], int]:
+    return {(topic, p): offset for p, offset in offsets.items()}

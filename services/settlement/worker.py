@@ -1,10 +1,10 @@
 """`croupier worker`: the faust-streaming worker that hosts the settlement engine.
 
 faust runs the process: logging, signals, the web server (health, metrics) and the service life
-cycle. The settlement itself is the engine's transactional consume-fold-produce loop rather than a
-faust agent, because faust's exactly-once mode maps a transaction to an output record's partition
-(outputs here are keyed by player, not by table) and its offset commits can run ahead of a failed
-send; see docs/DESIGN.md.
+cycle. The settlement itself is the engine's transactional consume-fold-produce loop on librdkafka
+(`loop.Engine`), in a thread of its own, rather than a faust agent: faust's exactly-once mode maps
+a transaction to an output record's partition (outputs here are keyed by player, not by table),
+and its client (aiokafka) moves half of what librdkafka does; see docs/DESIGN.md.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mode import Service
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
-from services.settlement.engine import Engine
+from services.settlement.loop import Engine
 from services.settlement.metrics import render
 
 log = logging.getLogger("croupier.worker")
@@ -70,7 +70,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
             """A failed engine takes the worker down loudly rather than leaving it idle; one the
             brokers refused exits with code 2 and the refusal (its /health says it meanwhile)."""
             try:
-                await engine.run()
+                await asyncio.get_running_loop().run_in_executor(None, engine.run)
             except AccessDenied as error:
                 log.critical("croupier worker: %s", error)
                 await asyncio.sleep(DENIED_GRACE)  # for /health to be read
@@ -89,15 +89,15 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
     async def health(web: Any, request: Any) -> Any:
         """200 while every task assigned here runs; 503 naming each blocked task and why, or the
         brokers' refusal of this worker's principal."""
-        blocked = {str(p): reason for p, reason in sorted(engine.blocked.items())}
+        blocked = {str(p): reason for p, reason in sorted(dict(engine.blocked).items())}
         if engine.denied is not None:
             return web.json({"status": "denied", "error": str(engine.denied)}, status=503)
         return web.json(
             {
                 "status": "blocked" if blocked else "ok",
-                "tasks": sorted(engine.tasks),
+                "tasks": sorted(list(engine.tasks)),
                 "blocked": blocked,
-                "pending_bets": sum(engine.metrics.pending.values()),
+                "pending_bets": sum(list(engine.metrics.pending.values())),
             },
             status=503 if blocked else 200,
         )

@@ -1,0 +1,415 @@
+"""The settlement engine: consume, fold, produce, exactly once; one task per input partition.
+
+Task p owns partition p of `rounds` and of `bets` (co-partitioned by table_id; the range assignor
+gives both to one worker). Each batch the consumer returns is one transaction of the worker's
+producer (`transaction`), holding what the batch's tasks produce: their records, their journal
+(partition p of `accepted`), their state's changes (partition p of the state topic, `store`) and
+their input offsets. A task is built by `restore` when it is assigned here, and again from what
+was committed whenever a transaction fails. The engine runs in a thread of its own; the faust
+worker hosting it serves /health and /metrics from its attributes.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from schemas.journal import records as journal_records
+from schemas.records import Record
+from services.security import clients
+from services.security.denied import AccessDenied, explain
+from services.security.login import Unreachable, check
+from services.settings import Settings
+from services.settlement import rebalance
+from services.settlement.metrics import Metrics
+from services.settlement.recovery import ROLES
+from services.settlement.restore import Task
+from services.settlement.routing import Message as Out
+from services.settlement.routing import Topics, count, route
+from services.settlement.store import IDLE_CREDIT
+from services.settlement.transaction import Aborted, Fenced, Transactions
+from services.signing.keys import load as load_keys
+from services.topics import broker_errors, ensure
+
+log = logging.getLogger("croupier.engine")
+T = TypeVar("T")
+IDLE = 1.0
+"""Seconds without input after which a task's rewrite in progress goes on in transactions of its
+own, so that it completes when the input stops."""
+BLOCKED_RETRY = 30.0
+"""Seconds between two attempts to start a blocked task."""
+LOUD = 1000
+"""Transactions with at least this many records out are logged with where their time went."""
+
+
+class Engine:
+    """Consume rounds and bets, fold them, and commit outputs with offsets, batch by batch."""
+
+    def __init__(self, settings: Settings, metrics: Metrics | None = None) -> None:
+        self.settings = settings
+        self.metrics = metrics or Metrics()
+        self.tasks: dict[int, Task] = {}
+        self.blocked: dict[int, str] = {}
+        self.blocked_at = 0.0
+        self.stopping = threading.Event()
+        self.denied: AccessDenied | None = None
+        """Set when the brokers refused this worker's principal: it stops, and says why."""
+        self.keys = load_keys(settings.table_keys_file)
+        """Read once, at start: a changed keys file takes effect when the worker restarts."""
+        self.kind = dict(zip(settings.inputs, ROLES, strict=True))
+        self.topics: Topics | None = None
+        self.consumer: Consumer | None = None
+        self.transactions: Transactions | None = None
+        self.rebuild: set[int] = set()
+        """Tasks whose transaction failed: built again from what was committed, at the next turn."""
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def run(self) -> None:
+        """Process until stop() is called; every failure of a task is recovered in place, except
+        a refusal of the brokers (authentication or a missing ACL), which stops the engine with
+        an AccessDenied that names the principal, the resource and the permission."""
+        try:
+            self._run()
+        except AccessDenied as error:
+            self._deny(error)
+        except Exception as error:
+            denied = self.refusal(error)
+            if denied is None:
+                raise
+            self._deny(denied)
+
+    def refusal(self, error: BaseException) -> AccessDenied | None:
+        s = self.settings
+        return explain(
+            error,
+            s,
+            doing=f"settle (read {s.topic_rounds} and {s.topic_bets} in group {s.group_id}, "
+            f"write the outputs with transactional id {s.transactional_prefix}-<instance>)",
+            resource=f"the worker's topics, group {s.group_id} or transactional ids "
+            f"{s.transactional_prefix}-*",
+            operation="the croupier role's operations (services/roles.py)",
+        )
+
+    def _deny(self, denied: AccessDenied) -> None:
+        self.denied = denied
+        self.stopping.set()
+        log.critical("refused by the brokers, stopping: %s", denied)
+        raise denied
+
+    def _run(self) -> None:
+        s = self.settings
+        self._retrying("log in", lambda: check(s), Unreachable)
+        problems = self._retrying("topics", lambda: ensure(s, io.StringIO()), broker_errors())
+        if problems:
+            raise RuntimeError("; ".join(problems))
+        self.transactions = Transactions(s)
+        self._retrying("transactions", self.transactions.start, KafkaException)
+        self.consumer = Consumer(
+            {
+                **clients.librdkafka(s),
+                "group.id": s.group_id,
+                "client.id": f"{s.group_id}-consumer",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+                "partition.assignment.strategy": "range",
+                "session.timeout.ms": s.session_timeout_ms,
+                "heartbeat.interval.ms": max(100, s.session_timeout_ms // 3),
+                "max.partition.fetch.bytes": 4 * 1024 * 1024,
+                "fetch.max.bytes": 16 * 1024 * 1024,
+                "fetch.wait.max.ms": 100,
+                "error_cb": self._consumer_error,
+                **({"group.instance.id": s.instance_id} if s.instance_id else {}),
+            }
+        )
+        try:
+            self.topics = self._retrying("output partitions", self._topics, KafkaException)
+            self.consumer.subscribe(
+                list(s.inputs),
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                on_lost=self._on_revoke,
+            )
+            idle = time.monotonic()
+            while not self.stopping.is_set():
+                messages = self.consumer.consume(num_messages=s.batch_records, timeout=0.2)
+                if messages:
+                    idle = time.monotonic()
+                    self._process(messages)
+                elif time.monotonic() - idle > IDLE:
+                    self._rewrite_idle()
+                if self.rebuild:
+                    self._rebuild()
+                if self.blocked and time.monotonic() - self.blocked_at > BLOCKED_RETRY:
+                    self._retry_blocked()
+        finally:
+            self.tasks.clear()
+            self.consumer.close()
+            self.transactions.close()
+        if self.denied is not None:
+            raise self.denied
+
+    def _retrying(self, what: str, call: Callable[[], T], errors: Any) -> T:
+        """What `call` gives, tried again each second while the brokers are not reachable."""
+        while True:
+            try:
+                return call()
+            except errors as error:
+                if self.stopping.is_set() or self.refusal(error) is not None:
+                    raise
+                log.warning("%s: broker not reachable (%r); retrying in 1 s", what, error)
+                time.sleep(1)
+
+    def _topics(self) -> Topics:
+        """The outputs' names, and a check that task p can write partition p of its own."""
+        s = self.settings
+        assert self.consumer is not None
+        metadata = self.consumer.list_topics(timeout=30)
+        counts = {}
+        for topic in (*s.inputs, *s.outputs, s.topic_state):
+            found = metadata.topics.get(topic)
+            if found is None or found.error is not None:
+                raise KafkaException(found.error if found else KafkaError(3, f"no topic {topic}"))
+            counts[topic] = len(found.partitions)
+        inputs = counts[s.topic_rounds]
+        for topic in (s.topic_accepted, s.topic_state):
+            if counts[topic] < inputs:
+                raise RuntimeError(
+                    f"{topic} has {counts[topic]} partitions and {s.topic_rounds} {inputs}: task "
+                    f"p writes partition p of it; add partitions to {topic} "
+                    "(kafka-topics --alter --partitions) before starting workers"
+                )
+        return Topics.of(s, counts[s.topic_rejected])
+
+    def _consumer_error(self, error: KafkaError) -> None:
+        if error.fatal():
+            log.critical("consumer: %s; stopping the worker", error)
+            self.stopping.set()
+        else:
+            log.info("consumer: %s", error)
+
+    # -- rebalances (the consumer calls these from consume(), between two batches) --
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        rebalance.assigned(self, consumer, partitions)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        rebalance.revoked(self, partitions)
+
+    # -- batches --
+
+    def _process(self, messages: list[Any]) -> None:
+        """Fold one batch and commit what its tasks produce, with their offsets, in one
+        transaction."""
+        started = time.monotonic()
+        wall = time.time()
+        topics = self.topics
+        assert topics is not None
+        tasks = self.tasks
+        kind = self.kind
+        work: dict[int, list[Any]] = {}
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                self._consumer_message_error(error)
+                continue
+            p = message.partition()
+            task = tasks.get(p)
+            if task is not None and message.offset() >= task.positions[kind[message.topic()]]:
+                work.setdefault(p, []).append(message)
+        if not work:
+            return
+        out: list[Out] = []
+        offsets: list[TopicPartition] = []
+        for p, batch in work.items():
+            out.extend(self._fold(tasks[p], batch, topics))
+            for role, topic in zip(ROLES, self.settings.inputs, strict=True):
+                offsets.append(TopicPartition(topic, p, tasks[p].positions[role]))
+        folded = time.monotonic()
+        ends = self._commit(out, offsets, list(work))
+        if ends is None:
+            return
+        done = time.monotonic()
+        self.metrics.committed(messages_out=len(out), seconds=done - started)
+        for p in work:
+            self._committed(tasks[p], ends, done, len(out), started, folded)
+        if len(out) >= LOUD:
+            newest = max(m.timestamp()[1] for m in messages) / 1000
+            log.info(
+                "tasks %s: %d records out: input waited %.0f ms, fold %.0f ms, commit %.0f ms",
+                sorted(work),
+                len(out),
+                (wall - newest) * 1000,
+                (folded - started) * 1000,
+                (done - folded) * 1000,
+            )
+
+    def _fold(self, task: Task, batch: list[Any], topics: Topics) -> list[Out]:
+        """A task's part of a batch: its journal and state changes first, then its records."""
+        p = task.partition
+        fold = task.fold
+        kind = self.kind
+        records: list[Record] = []
+        out: list[Out] = []
+        batch.sort(key=lambda m: kind[m.topic()] != "rounds")  # stable: rounds, then bets
+        events = self.metrics.events_in
+        positions = task.positions
+        for message in batch:
+            topic = message.topic()
+            role = kind[topic]
+            events[topic] += 1
+            n = len(records)
+            records.extend(fold.feed(role, message.value()))  # FIXME one entry point
+            if len(records) > n:
+                key = message.key()
+                out.extend(route(record, topics, p, key) for record in records[n:])
+            positions[role] = message.offset() + 1
+        for table_id in sorted(fold.boards_changed):
+            stats = fold.stats(table_id)
+            if stats is not None:
+                out.append(route(stats, topics, p, None))
+        fold.boards_changed.clear()
+        count(records, self.metrics.decisions, self.metrics.rejections)
+        decisions = (topics.settlements, topics.refunds, topics.adjustments)
+        decided = [value for topic, _, _, value in out if topic in decisions and value]
+        return self._journal(task, topics, decided) + out
+
+    def _journal(
+        self, task: Task, topics: Topics, decided: list[bytes], credit: int = 0
+    ) -> list[Out]:
+        """The task's journal (its accepted inputs and the decisions it commits, for the read
+        side) and its state's changes, to partition p of their topics."""
+        p = task.partition
+        journal = task.fold.journal
+        assert journal is not None
+        inputs = [raw for _, raw in journal.accepted]
+        journal.accepted.clear()
+        out: list[Out] = [
+            (topics.accepted, p, None, value) for value in journal_records(inputs, decided)
+        ]
+        if not self.settings.durable_state:
+            journal.clear()
+            return out
+        entries = task.store.entries(task.fold, task.positions, credit)
+        self.metrics.state_written(entries)
+        out.extend((topics.state, p, key, value) for key, value in entries)
+        return out
+
+    def _commit(
+        self, out: list[Out], offsets: list[TopicPartition], partitions: list[int]
+    ) -> dict[tuple[str, int], int] | None:
+        """Commit a transaction; on failure its tasks are built again from what was committed."""
+        assert self.transactions is not None and self.consumer is not None
+        try:
+            return self.transactions.commit(out, offsets, self.consumer.consumer_group_metadata())
+        except (Aborted, Fenced) as error:
+            denied = self.refusal(error)
+            if denied is not None:
+                raise denied from error
+            log.warning(
+                "tasks %s: transaction failed (%s); rebuilding from what was committed",
+                sorted(partitions),
+                error,
+            )
+            if isinstance(error, Fenced):
+                self._new_producer()
+            for p in partitions:
+                self.tasks.pop(p, None)
+            self.rebuild.update(partitions)
+            return None
+
+    def _new_producer(self) -> None:
+        assert self.transactions is not None
+        self.transactions = Transactions(self.settings)
+        self._retrying("transactions", self.transactions.start, KafkaException)
+        self.rebuild.update(self.tasks)
+        self.tasks.clear()
+
+    def _committed(
+        self,
+        task: Task,
+        ends: dict[tuple[str, int], int],
+        done: float,
+        out: int,
+        started: float,
+        folded: float,
+    ) -> None:
+        assert self.topics is not None
+        p = task.partition
+        if self.settings.durable_state and task.store.committed(ends.get((self.topics.state, p))):
+            self._rewritten(task)
+        self.metrics.pending[p] = task.fold.pending
+        if task.ready_at is not None:
+            log.info(
+                "task %d: first transaction %.2f s after ready: %d records out, fold %.0f ms, "
+                "commit %.0f ms",
+                p,
+                done - task.ready_at,
+                out,
+                (folded - started) * 1000,
+                (done - folded) * 1000,
+            )
+            task.ready_at = None
+
+    def _rewritten(self, task: Task) -> None:
+        store = task.store
+        log.info(
+            "task %d: whole state written again (%d records, %d bytes): restores read its "
+            "state partition from offset %d",
+            task.partition,
+            store.live[0],
+            store.live[1],
+            store.snapshot,
+        )
+
+    def _consumer_message_error(self, error: KafkaError) -> None:
+        denied = self.refusal(KafkaException(error))
+        if denied is not None:
+            raise denied
+        log.warning("consumer: %s", error)
+
+    # -- work without input --
+
+    def write_state(self, task: Task, credit: int = 0) -> bool:
+        """A transaction of the task's state alone (a refold's whole state, or the next part of a
+        rewrite); False when it failed and the task is to be built again."""
+        assert self.topics is not None
+        out = self._journal(task, self.topics, [], credit)
+        ends = self._commit(out, [], [task.partition])
+        if ends is None:
+            return False
+        if task.store.committed(ends.get((self.topics.state, task.partition))):
+            self._rewritten(task)
+        return True
+
+    def _rewrite_idle(self) -> None:
+        """Without input, a rewrite in progress goes on in a transaction of its own."""
+        for task in list(self.tasks.values()):
+            if task.store.rewriting:
+                self.write_state(task, IDLE_CREDIT)
+
+    def _rebuild(self) -> None:
+        assert self.consumer is not None
+        mine = {tp.partition for tp in self.consumer.assignment()}
+        again = sorted(p for p in self.rebuild if p in mine)
+        self.rebuild.clear()
+        if again:
+            rebalance.recover(self, self.consumer, again)
+
+    def _retry_blocked(self) -> None:
+        """Try blocked tasks again now and then: the operator may have repaired them."""
+        assert self.consumer is not None
+        self.blocked_at = time.monotonic()
+        mine = {tp.partition for tp in self.consumer.assignment()}
+        again = sorted(p for p in self.blocked if p in mine and p not in self.tasks)
+        if again:
+            rebalance.recover(self, self.consumer, again)

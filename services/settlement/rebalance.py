@@ -1,0 +1,144 @@
+"""Tasks coming and going with the group's assignment (the consumer's rebalance callbacks).
+
+The range assignor gives partition p of `rounds` and of `bets` to one worker. A task that stays
+here through a rebalance, its committed offsets still where it left them, resumes as it is; every
+other task assigned here is built (`restore.build`) before the consumer is positioned on its
+input. Nothing is folded meanwhile: the callbacks run inside `consume`, between two batches, and
+no transaction is open then.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from services.settlement import restore
+from services.settlement.recovery import ROLES
+
+if TYPE_CHECKING:
+    from services.settlement.loop import Engine
+
+log = logging.getLogger("croupier.engine")
+
+
+def assigned(engine: Engine, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    """The group's new assignment of this worker: keep, build or block each task, then read."""
+    s = engine.settings
+    wanted = sorted({tp.partition for tp in partitions})
+    for p in wanted:
+        have = {tp.topic for tp in partitions if tp.partition == p}
+        if have != set(s.inputs):
+            log.error(
+                "partition %d assigned for %s only: rounds and bets must be co-partitioned", p, have
+            )
+    for p in [p for p in engine.tasks if p not in wanted]:
+        del engine.tasks[p]
+        engine.metrics.pending.pop(p, None)
+    for p in [p for p in engine.blocked if p not in wanted]:
+        del engine.blocked[p]
+    engine.rebuild.intersection_update(wanted)
+    kept = _keep(engine, consumer, [p for p in wanted if p in engine.tasks])
+    fresh = [p for p in wanted if p not in kept]
+    for p in fresh:
+        engine.tasks.pop(p, None)
+    _build(engine, consumer, fresh)
+    assignment: list[TopicPartition] = []
+    paused: list[TopicPartition] = []
+    for p in wanted:
+        task = engine.tasks.get(p)
+        for role, topic in zip(ROLES, s.inputs, strict=True):
+            if task is not None:
+                assignment.append(TopicPartition(topic, p, task.positions[role]))
+            else:  # blocked, or built again at the next turn
+                assignment.append(TopicPartition(topic, p))
+                paused.append(TopicPartition(topic, p))
+    consumer.assign(assignment)
+    if paused:
+        consumer.pause(paused)
+
+
+def revoked(engine: Engine, partitions: list[TopicPartition]) -> None:
+    """Tasks are kept until the assignment that follows: one that stays here needs no restore;
+    one another worker took meanwhile no longer matches its committed offsets, and is built."""
+
+
+def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
+    """Build tasks again from what was committed (a failed transaction, a blocked task retried)
+    and position the consumer on their input."""
+    s = engine.settings
+    _build(engine, consumer, partitions)
+    for p in partitions:
+        tps = [TopicPartition(topic, p) for topic in s.inputs]
+        task = engine.tasks.get(p)
+        if task is None:
+            consumer.pause(tps)
+            continue
+        for role, topic in zip(ROLES, s.inputs, strict=True):
+            _seek(consumer, TopicPartition(topic, p, task.positions[role]))
+        consumer.resume(tps)
+
+
+def _seek(consumer: Consumer, tp: TopicPartition) -> None:
+    """Position the consumer (a partition just resumed may not be fetching yet: retried)."""
+    for attempt in range(50):
+        try:
+            consumer.seek(tp)
+            return
+        except KafkaException:
+            if attempt == 49:
+                raise
+            time.sleep(0.1)
+
+
+def _keep(engine: Engine, consumer: Consumer, partitions: list[int]) -> set[int]:
+    """The tasks whose committed offsets are still where this worker left them."""
+    if not partitions:
+        return set()
+    try:
+        committed = restore.stable_offsets(consumer, engine.settings, partitions)
+    except KafkaException as error:
+        log.info("tasks %s: committed offsets unknown (%s); restoring them", partitions, error)
+        return set()
+    kept = {
+        p
+        for p in partitions
+        if all(committed[(role, p)] == engine.tasks[p].positions[role] for role in ROLES)
+    }
+    if kept:
+        log.info("tasks %s stay here: resumed without a restore", sorted(kept))
+    return kept
+
+
+def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
+    """Build tasks, retrying while the brokers fail; a refolded task writes its whole state at
+    once, so that the next takeover restores it."""
+    while partitions and not engine.stopping.is_set():
+        try:
+            built = restore.build(engine.settings, consumer, partitions, engine.keys)
+        except KafkaException as error:
+            denied = engine.refusal(error)
+            if denied is not None:
+                engine.denied = denied
+                engine.stopping.set()
+                return
+            log.warning("tasks %s: build failed (%s); retrying in 1 s", partitions, error)
+            time.sleep(1)
+            continue
+        for p, reason in built.blocked.items():
+            if engine.blocked.get(p) != reason:
+                log.error("task %d blocked, nothing of it is settled: %s", p, reason)
+            engine.blocked[p] = reason
+            engine.blocked_at = time.monotonic()
+        for p, task in built.ready.items():
+            engine.tasks[p] = task
+            engine.blocked.pop(p, None)
+            engine.metrics.pending[p] = task.fold.pending
+        engine.metrics.blocked = len(engine.blocked)
+        for task in list(built.ready.values()):
+            mine = engine.tasks.get(task.partition) is task
+            if task.store.stale is not None and mine and engine.write_state(task):
+                log.info("task %d: whole state written", task.partition)
+        return

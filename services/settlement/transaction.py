@@ -1,0 +1,147 @@
+"""The worker's transactions: a batch's records and its input offsets, committed together.
+
+One transactional producer per worker (exactly-once v2, KIP-447): each batch is one transaction
+holding every record the batch's tasks produce and, through `send_offsets_to_transaction` with
+the consumer's group metadata, their input offsets. The group coordinator refuses those offsets
+from a member of an older generation, so a worker that lost its tasks in a rebalance (paused,
+partitioned from the group) cannot commit anything: its transaction aborts. Its transactional id
+is `<prefix>-<instance id>`, so a worker restarted with the same instance id aborts at once any
+transaction its previous process left open; a takeover by another worker waits for that
+transaction's timeout instead (docs/DESIGN.md, "Exactly once").
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Sequence
+from typing import Any, Final
+
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+
+from services.security import clients
+from services.settings import Settings
+from services.settlement.routing import Message as Out
+
+log = logging.getLogger("croupier.transaction")
+MAX_REQUEST: Final = 16 * 1024 * 1024
+TIMEOUT: Final = 60.0
+"""Seconds a transactional call may block before it fails (and the tasks are rebuilt)."""
+
+
+class Fenced(Exception):
+    """A newer process took this worker's transactional id, or the producer failed for good:
+    nothing it holds can be committed, and it must be built again."""
+
+
+class Aborted(Exception):
+    """The transaction was aborted: none of its records or offsets count."""
+
+
+def transactional_id(settings: Settings) -> str:
+    """The worker's transactional id: stable across restarts of one static member."""
+    own = settings.instance_id or f"{socket.gethostname()}-{os.getpid()}"
+    return f"{settings.transactional_prefix}-{own}"
+
+
+class Transactions:
+    """The worker's transactional producer."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.id = transactional_id(settings)
+        self.producer = Producer(
+            {
+                **clients.librdkafka(settings),
+                "client.id": self.id,
+                "transactional.id": self.id,
+                "transaction.timeout.ms": settings.transaction_timeout_ms,
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": 2,
+                "batch.size": 1024 * 1024,
+                "message.max.bytes": MAX_REQUEST,
+                "queue.buffering.max.messages": 2_000_000,
+                "queue.buffering.max.kbytes": 1024 * 1024,
+                "partitioner": "murmur2_random",
+                "error_cb": _error,
+            }
+        )
+        self.ends: dict[tuple[str, int], int] = {}
+
+    def start(self) -> None:
+        """Register the transactional id (aborting any transaction its last process left)."""
+        self.producer.init_transactions(TIMEOUT)
+
+    def close(self) -> None:
+        self.producer.flush(5)
+
+    def commit(
+        self, messages: Sequence[Out], offsets: list[TopicPartition], group: Any
+    ) -> dict[tuple[str, int], int]:
+        """Send the messages and the offsets in one transaction; the offset after the last record
+        of each partition written to with a known partition. Raises Aborted or Fenced."""
+        self.ends = {}
+        try:
+            self.producer.begin_transaction()
+            self._send(messages)
+            if offsets:
+                self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT)
+            self._commit()
+        except KafkaException as error:
+            self._failed(error)
+        return self.ends
+
+    def _send(self, messages: Sequence[Out]) -> None:
+        produce = self.producer.produce
+        last: dict[tuple[str, int], int] = {}
+        for n, (topic, partition, _, _) in enumerate(messages):
+            if partition is not None:
+                last[(topic, partition)] = n
+        marked = set(last.values())
+        for n, (topic, partition, key, value) in enumerate(messages):
+            extra: dict[str, Any] = {} if partition is None else {"partition": partition}
+            if n in marked:
+                extra["on_delivery"] = self._delivered
+            while True:
+                try:
+                    produce(topic, value, key, **extra)
+                    break
+                except BufferError:
+                    self.producer.poll(0.05)
+        self.producer.flush(TIMEOUT)
+
+    def _delivered(self, error: KafkaError | None, message: Any) -> None:
+        if error is None:
+            self.ends[(message.topic(), message.partition())] = message.offset() + 1
+
+    def _commit(self) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                self.producer.commit_transaction(TIMEOUT)
+                return
+            except KafkaException as error:
+                cause = error.args[0]
+                if not cause.retriable() or time.monotonic() > deadline:
+                    raise
+
+    def _failed(self, error: KafkaException) -> None:
+        cause = error.args[0] if error.args else None
+        if isinstance(cause, KafkaError) and cause.fatal():
+            raise Fenced(str(cause)) from error
+        try:
+            self.producer.abort_transaction(TIMEOUT)
+        except KafkaException as again:
+            raise Fenced(f"{cause}; the abort failed too ({again.args[0]})") from error
+        raise Aborted(str(cause)) from error
+
+
+def _error(error: KafkaError) -> None:
+    """librdkafka's background errors: it retries them itself, so they are only told."""
+    if error.fatal():
+        log.error("producer: %s", error)
+    else:
+        log.info("producer: %s", error)
