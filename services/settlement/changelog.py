@@ -130,8 +130,7 @@ def scan(
     consumer.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in sorted(open_)])
     try:
         while open_:
-            batch: list[Any] = consumer.consume(num_messages=50_000, timeout=0.5)
-            for message in batch:
+            for message in take(consumer, 50_000, 0.5):
                 tp: tuple[str, int] = (message.topic(), message.partition())
                 error = message.error()
                 if error is not None:
@@ -150,6 +149,15 @@ def scan(
                     open_.discard(tp)
     finally:
         consumer.unassign()
+
+
+def take(consumer: Consumer, most: int, timeout: float) -> list[Any]:
+    """What the consumer holds now, up to `most` messages, waiting at most `timeout` for the
+    first (librdkafka's `consume` would wait the whole timeout for a batch to fill)."""
+    first = consumer.poll(timeout)
+    if first is None:
+        return []
+    return [first, *consumer.consume(num_messages=most - 1, timeout=0)]
 
 
 def _start(position: state.Position | None, first: int, end: int) -> int:

@@ -26,7 +26,7 @@ from services.security import clients
 from services.security.denied import AccessDenied, explain
 from services.security.login import Unreachable, check
 from services.settings import Settings
-from services.settlement import rebalance
+from services.settlement import changelog, rebalance
 from services.settlement.metrics import Metrics
 from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
@@ -141,7 +141,7 @@ class Engine:
             )
             idle = time.monotonic()
             while not self.stopping.is_set():
-                messages = self.consumer.consume(num_messages=s.batch_records, timeout=0.2)
+                messages = changelog.take(self.consumer, s.batch_records, 0.2)
                 if messages:
                     idle = time.monotonic()
                     self._process(messages)
