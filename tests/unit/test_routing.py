@@ -1,0 +1,61 @@
+"""Each record of the fold goes to its topic under the key its readers need, and an input
+without a key is rejected to the partition of the task that read it."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from schemas.codec import Invalid, rejected
+from schemas.records import Settlement
+from services.settlement.fold import Fold
+from services.settlement.routing import Topics, count, route
+from tests.unit.builders import bet, rounds, run, sicbo_round
+
+TOPICS = Topics(
+    settlements="s",
+    refunds="r",
+    adjustments="a",
+    rejected="x",
+    table_stats="t",
+    accepted="j",
+    state="z",
+    rejected_partitions=3,
+)
+
+
+def _decisions() -> list[Settlement]:
+    fold = Fold()
+    records = run(
+        [*rounds(*sicbo_round([1, 2, 3], last_seq=2)), ("bets", bet(1)), ("bets", bet(2))], fold
+    )
+    return [r for r in records if isinstance(r, Settlement)]
+
+
+def test_a_settlement_is_keyed_by_its_player_and_partitioned_by_that_key() -> None:
+    settlement = _decisions()[0]
+    topic, partition, key, value = route(settlement, TOPICS, 1, b"T1")
+    assert (topic, partition, key) == ("s", None, settlement.player_id.encode())
+    assert value is not None and b'"settlement_id":"settlement:' in value
+
+
+def test_a_rejection_keeps_its_inputs_key_or_goes_to_its_tasks_partition_without_one() -> None:
+    refused = rejected(Invalid(reason="malformed", detail="not JSON"), "bets", b"{")
+    assert route(refused, TOPICS, 4, b"T9")[:3] == ("x", None, b"T9")
+    assert route(refused, TOPICS, 4, None)[:3] == ("x", 1, None)
+
+
+def test_table_statistics_are_keyed_by_table() -> None:
+    fold = Fold()
+    run(rounds(*sicbo_round([6, 6, 6], last_seq=0)), fold)
+    stats = fold.stats("T1")
+    assert stats is not None
+    assert route(stats, TOPICS, 0, None)[:3] == ("t", None, b"T1")
+
+
+def test_decisions_are_counted_by_kind_and_rejections_by_reason() -> None:
+    decisions: Counter[str] = Counter()
+    rejections: Counter[str] = Counter()
+    refused = rejected(Invalid(reason="malformed", detail="not JSON"), "bets", b"{")
+    count([*_decisions(), refused], decisions, rejections)
+    assert decisions == Counter({"settlement": 2})
+    assert rejections == Counter({"malformed": 1})
