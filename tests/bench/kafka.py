@@ -1,17 +1,33 @@
-"""`make bench-kafka`: the pipeline on the local broker next to two pass-through baselines.
+"""`make bench-kafka`: the pipeline on the local broker next to pass-through baselines.
 
-1. Throughput, same input for all three, preloaded: settled bets per second through croupier's
-   workers, against a faust agent and a plain aiokafka loop that only copy `bets` unchanged.
+1. Throughput over one preloaded floor (CROUPIER_BENCH_TABLES tables, 40; about
+   CROUPIER_BENCH_KAFKA_EVENTS events of `rounds` and `bets`, 300,000): input events per second
+   decided by croupier's workers (every event of both topics committed by their group), and by
+   pass-throughs that copy the same `rounds` and `bets` unchanged to a copy topic:
+   - `aiokafka`: a plain aiokafka consume-and-produce loop, committing after each batch, no
+     transactions;
+   - `librdkafka`: a confluent-kafka transactional copy loop (read_committed, one transaction a
+     batch holding the copies and the consumed offsets), the exactly-once floor of the client
+     the worker moves to;
+   - `faust`: a faust-streaming agent over both topics (the framework's per-event path).
    Each rate is measured between the group's first committed offset and its last (lag 0), so
-   process start-up is left out of every side alike.
+   process start-up is left out of every side alike. CROUPIER_BENCH_BASELINES picks the
+   baselines (aiokafka,librdkafka,faust); CROUPIER_BENCH_KAFKA_REPEATS (1) runs every side again
+   that many times, taking turns, each on the same input with a group of its own.
 2. Latency: rounds of 10,000 bets; time from publishing `round.result` until the round's last
    settlement is readable with read_committed (p50, p99).
+
+CROUPIER_BENCH_CROUPIER=0 measures the baselines alone (a worker being rewritten may not run).
+The bench's topics are deleted at the end (CROUPIER_BENCH_KEEP=1 keeps them).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import signal
+import statistics
+import sys
 
 from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
 
@@ -19,22 +35,41 @@ from services.settings import Settings
 from services.topics import ensure
 from tests.bench.pipeline import (
     BOOTSTRAP,
+    events_rate,
     latency,
     percentiles,
-    preload,
+    preload_floor,
     rate,
     say,
-    settled_rate,
     start,
     stop,
+    variant,
 )
 from tests.kafka import ROOT, isolated_settings
 
-BETS = int(os.environ.get("CROUPIER_BENCH_KAFKA_BETS", "100000"))
+EVENTS = int(os.environ.get("CROUPIER_BENCH_KAFKA_EVENTS", "300000"))
+TABLES = int(os.environ.get("CROUPIER_BENCH_TABLES", "40"))
 LATENCY_ROUNDS = int(os.environ.get("CROUPIER_BENCH_LATENCY_ROUNDS", "10"))
 PARTITIONS = int(os.environ.get("CROUPIER_BENCH_PARTITIONS", "4"))
 WORKERS = int(os.environ.get("CROUPIER_BENCH_WORKERS", "1"))
+REPEATS = int(os.environ.get("CROUPIER_BENCH_KAFKA_REPEATS", "1"))
+BASELINES = [
+    b
+    for b in os.environ.get("CROUPIER_BENCH_BASELINES", "aiokafka,librdkafka,faust").split(",")
+    if b
+]
+CROUPIER = os.environ.get("CROUPIER_BENCH_CROUPIER", "1") not in ("", "0")
+KEEP = os.environ.get("CROUPIER_BENCH_KEEP", "") not in ("", "0")
 LOGS = ROOT / "test-output" / "bench-kafka"
+
+LABELS = {
+    "croupier": "croupier worker (events decided/s)",
+    "aiokafka": "aiokafka copy loop, no transactions",
+    "librdkafka": "librdkafka transactional copy loop",
+    "faust": "faust pass-through agent",
+}
+TARGETS = {"librdkafka": 0.8}
+"""The least ratio of croupier to a baseline the issue asks for."""
 
 
 def settings() -> Settings:
@@ -42,56 +77,125 @@ def settings() -> Settings:
 
 
 def copy_topic(s: Settings, name: str) -> str:
+    """A topic of its own, as many partitions as the inputs, for one baseline's copies."""
     admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
-    topic = f"{s.topic_bets}-{name}"
+    topic = f"{s.topic_rounds.removesuffix('-rounds')}-copy-{name}"
     admin.create_topics([NewTopic(name=topic, num_partitions=PARTITIONS, replication_factor=1)])
     admin.close()
     return topic
 
 
-def throughput(s: Settings, bets: int) -> dict[str, float]:
-    say("croupier workers ...")
-    results = {"croupier": settled_rate(s, bets, WORKERS, LOGS, "worker")}
-    for mode in ("faust", "aiokafka"):
-        say(f"{mode} pass-through ...")
-        target = copy_topic(s, mode)
-        group = f"{s.group_id}-{mode}"
-        args = ["-m", "tests.bench.passthrough", mode, s.topic_bets, target, group]
-        procs = [start(args, mode, LOGS)]
-        try:
-            results[mode] = rate(group, [s.topic_bets], bets, procs, LOGS)
-        finally:
-            stop(procs)
-    return results
+def delete_bench_topics(*every: Settings) -> None:
+    """Every topic named after these settings' prefixes: their inputs and outputs, the variants'
+    outputs, the copies, the topics faust made for itself."""
+    prefixes = tuple(f"{s.topic_rounds.removesuffix('-rounds')}-" for s in every)
+    admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+    try:
+        names = sorted(t for t in admin.list_topics() if t.startswith(prefixes))
+        for at in range(0, len(names), 100):
+            admin.delete_topics(names[at : at + 100])
+    finally:
+        admin.close()
+
+
+def baseline(s: Settings, mode: str, total: int, tag: str) -> float:
+    """Input events per second of one pass-through over both inputs of `s`."""
+    target = copy_topic(s, f"{mode}-{tag}")
+    group = f"{s.group_id}-{mode}-{tag}"
+    args = ["-m", "tests.bench.passthrough", mode, target, group, *s.inputs]
+    procs = [start(args, f"{mode}-{tag}", LOGS)]
+    try:
+        return rate(group, list(s.inputs), total, procs, LOGS)
+    finally:
+        stop(procs)
+
+
+def throughput(s: Settings, total: int) -> tuple[dict[str, list[float]], list[str]]:
+    """Every side's rates, REPEATS each, taking turns; and how croupier's runs failed, if they
+    did (the baselines are measured all the same)."""
+    sides = (["croupier"] if CROUPIER else []) + BASELINES
+    results: dict[str, list[float]] = {side: [] for side in sides}
+    failures: list[str] = []
+    for n in range(REPEATS):
+        tag = f"r{n}"
+        if CROUPIER:
+            say(f"croupier worker(s), run {n + 1}/{REPEATS} ...")
+            run = s if n == 0 else variant(s, tag)
+            ensure(run, io.StringIO())
+            try:
+                results["croupier"].append(events_rate(run, WORKERS, LOGS, f"worker-{tag}"))
+                say(f"  {results['croupier'][-1]:,.0f} events/s")
+            except (RuntimeError, TimeoutError) as error:
+                failures.append(str(error))
+                say(f"  croupier failed: {error}")
+        for mode in BASELINES:
+            say(f"{mode} pass-through, run {n + 1}/{REPEATS} ...")
+            results[mode].append(baseline(s, mode, total, tag))
+            say(f"  {results[mode][-1]:,.0f} events/s")
+    return results, failures
+
+
+def report(results: dict[str, list[float]], rounds: int, bets: int) -> None:
+    total = rounds + bets
+    print(
+        f"\nthroughput on one floor of {TABLES} tables: {total:,} events ({rounds:,} round events,"
+        f" {bets:,} bets), {PARTITIONS} partitions, {WORKERS} croupier worker(s); every side reads"
+        " both `rounds` and `bets`"
+    )
+    each = REPEATS > 1
+    print(f"  {'':44}{'events/s':>12}" + ("   (median of runs; each run)" if each else ""))
+    for side, rates in results.items():
+        if not rates:
+            print(f"  {LABELS[side]:44}{'failed':>12}")
+            continue
+        line = f"  {LABELS[side]:44}{statistics.median(rates):>12,.0f}"
+        if each:
+            line += "   " + ", ".join(f"{r:,.0f}" for r in rates)
+        print(line)
+    if not results.get("croupier"):
+        return
+    ours = statistics.median(results["croupier"])
+    print(f"  {'croupier, settled bets/s':44}{ours * bets / total:>12,.0f}")
+    for side in BASELINES:
+        theirs = statistics.median(results[side])
+        target = f" (target >= {TARGETS[side]})" if side in TARGETS else ""
+        print(f"  ratio croupier / {side + ':':12}{ours / theirs:6.2f}{target}")
 
 
 def main() -> None:
+    # A SIGTERM (Ctrl-C's cousin) ends the run through its clean-up: processes and topics.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     s = settings()
     ensure(s, io.StringIO())
     say(
-        f"bench topics prefix {s.topic_rounds.removesuffix('-rounds')}, {PARTITIONS} partitions, {WORKERS} worker(s)"
+        f"bench topics prefix {s.topic_rounds.removesuffix('-rounds')}, {PARTITIONS} partitions,"
+        f" {WORKERS} worker(s), {TABLES} tables, about {EVENTS:,} events"
     )
-    bets = preload(s, BETS, tables=PARTITIONS * 4)
-    results = throughput(s, bets)
     s2 = settings()
-    ensure(s2, io.StringIO())
-    firsts, times = latency(s2, LATENCY_ROUNDS, WORKERS, LOGS)
-    print(f"\nthroughput on {bets:,} bets ({PARTITIONS} partitions, {WORKERS} croupier worker(s)):")
-    print(f"  {'croupier pipeline (settled bets/s)':42}{results['croupier']:>12,.0f}")
-    print(f"  {'faust pass-through agent (bets/s)':42}{results['faust']:>12,.0f}")
-    print(f"  {'plain aiokafka copy loop (bets/s)':42}{results['aiokafka']:>12,.0f}")
-    print(
-        f"  ratio to faust pass-through: {results['croupier'] / results['faust']:.2f} (target >= 1.0)"
-    )
-    print(
-        f"  ratio to aiokafka loop:      {results['croupier'] / results['aiokafka']:.2f} (target >= 0.5)"
-    )
-    print(f"latency from round.result, {len(times)} rounds of 10,000 bets (target p99 < 1000 ms):")
-    print(f"  {'round committed, readable with read_committed':48}{percentiles(firsts)}")
-    print(f"  {'last of 10,000 settlements read (aiokafka)':48}{percentiles(times)}")
-    print(
-        "  (one transaction holds the whole round, so all its settlements become readable at once)"
-    )
+    try:
+        rounds, bets = preload_floor(s, EVENTS, tables=TABLES)
+        results, failures = throughput(s, rounds + bets)
+        if CROUPIER and not failures:
+            ensure(s2, io.StringIO())
+            firsts, times = latency(s2, LATENCY_ROUNDS, WORKERS, LOGS)
+        report(results, rounds, bets)
+        if failures:
+            print(f"croupier's worker failed, so no ratio and no latency: {failures[0]}")
+            sys.exit(1)
+        if not CROUPIER:
+            print("croupier's worker left out (CROUPIER_BENCH_CROUPIER=0): no ratio, no latency")
+            return
+        print(
+            f"latency from round.result, {len(times)} rounds of 10,000 bets (target p99 < 100 ms):"
+        )
+        print(f"  {'round committed, readable with read_committed':48}{percentiles(firsts)}")
+        print(f"  {'last of 10,000 settlements read (aiokafka)':48}{percentiles(times)}")
+        print(
+            "  (one transaction holds the whole round, so all its settlements become readable at once)"
+        )
+    finally:
+        if not KEEP:
+            delete_bench_topics(s, s2)
 
 
 if __name__ == "__main__":
