@@ -137,7 +137,7 @@ class Engine:
                 list(s.inputs),
                 on_assign=self._on_assign,
                 on_revoke=self._on_revoke,
-                on_lost=self._on_revoke,
+                on_lost=self._on_lost,
             )
             idle = time.monotonic()
             while not self.stopping.is_set():
@@ -204,6 +204,9 @@ class Engine:
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         rebalance.revoked(self, partitions)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        rebalance.lost(self, partitions)
 
     # -- batches --
 
@@ -384,7 +387,11 @@ class Engine:
         rewrite); False when it failed and the task is to be built again."""
         assert self.topics is not None
         out = self._journal(task, self.topics, [], credit)
-        ends = self._commit(out, [], [task.partition])
+        offsets = [  # sent again, so that a worker no longer in the group cannot write it
+            TopicPartition(topic, task.partition, task.positions[role])
+            for role, topic in zip(ROLES, self.settings.inputs, strict=True)
+        ]
+        ends = self._commit(out, offsets, [task.partition])
         if ends is None:
             return False
         if task.store.committed(ends.get((self.topics.state, task.partition))):

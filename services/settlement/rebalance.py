@@ -65,6 +65,17 @@ def revoked(engine: Engine, partitions: list[TopicPartition]) -> None:
     one another worker took meanwhile no longer matches its committed offsets, and is built."""
 
 
+def lost(engine: Engine, partitions: list[TopicPartition]) -> None:
+    """The group went on without this worker (its session expired): its tasks may be another's
+    by now, so none is kept; those assigned here again are built from what was committed."""
+    for p in {tp.partition for tp in partitions}:
+        engine.tasks.pop(p, None)
+        engine.metrics.pending.pop(p, None)
+    log.warning(
+        "tasks %s lost with the group's session", sorted({tp.partition for tp in partitions})
+    )
+
+
 def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
     """Build tasks again from what was committed (a failed transaction, a blocked task retried)
     and position the consumer on their input."""

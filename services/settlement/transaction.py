@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
@@ -27,8 +28,15 @@ from services.settlement.routing import Message as Out
 
 log = logging.getLogger("croupier.transaction")
 MAX_REQUEST: Final = 16 * 1024 * 1024
-TIMEOUT: Final = 60.0
+TIMEOUT: Final = 30.0
 """Seconds a transactional call may block before it fails (and the tasks are rebuilt)."""
+WATCHDOG: Final = TIMEOUT + 10.0
+"""Seconds after which a transactional call that has not returned is given up, with its producer:
+librdkafka's coordinator requests can outlive their timeout when the coordinator restarts
+(librdkafka issues 5456 and 5511), and a worker must not hang on one."""
+LEFT_BEHIND: list[Producer] = []
+"""Producers given up while a call of theirs was still running: kept, since freeing one then would
+crash the process; each is fenced by the producer that replaces it."""
 
 
 class Fenced(Exception):
@@ -76,7 +84,8 @@ class Transactions:
         self.producer.init_transactions(TIMEOUT)
 
     def close(self) -> None:
-        self.producer.flush(5)
+        if self.producer not in LEFT_BEHIND:
+            self.producer.flush(5)
 
     def commit(
         self, messages: Sequence[Out], offsets: list[TopicPartition], group: Any
@@ -88,7 +97,10 @@ class Transactions:
             self.producer.begin_transaction()
             self._send(messages)
             if offsets:
-                self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT)
+                self._bounded(
+                    "send_offsets_to_transaction",
+                    lambda: self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT),
+                )
             self._commit()
         except KafkaException as error:
             self._failed(error)
@@ -121,19 +133,40 @@ class Transactions:
         deadline = time.monotonic() + TIMEOUT
         while True:
             try:
-                self.producer.commit_transaction(TIMEOUT)
+                self._bounded(
+                    "commit_transaction", lambda: self.producer.commit_transaction(TIMEOUT)
+                )
                 return
             except KafkaException as error:
                 cause = error.args[0]
                 if not cause.retriable() or time.monotonic() > deadline:
                     raise
 
+    def _bounded(self, what: str, call: Callable[[], None]) -> None:
+        """Run a transactional call, giving it up (and this producer) if it outlives WATCHDOG."""
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                call()
+            except BaseException as error:
+                failure.append(error)
+
+        thread = threading.Thread(target=run, name=f"croupier-{what}", daemon=True)
+        thread.start()
+        thread.join(WATCHDOG)
+        if thread.is_alive():
+            LEFT_BEHIND.append(self.producer)
+            raise Fenced(f"{what} did not return in {WATCHDOG:.0f} s; the producer is given up")
+        if failure:
+            raise failure[0]
+
     def _failed(self, error: KafkaException) -> None:
         cause = error.args[0] if error.args else None
         if isinstance(cause, KafkaError) and cause.fatal():
             raise Fenced(str(cause)) from error
         try:
-            self.producer.abort_transaction(TIMEOUT)
+            self._bounded("abort_transaction", lambda: self.producer.abort_transaction(TIMEOUT))
         except KafkaException as again:
             raise Fenced(f"{cause}; the abort failed too ({again.args[0]})") from error
         raise Aborted(str(cause)) from error
