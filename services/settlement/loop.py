@@ -33,7 +33,7 @@ from services.settlement.restore import Task
 from services.settlement.routing import Message as Out
 from services.settlement.routing import Topics, count, route
 from services.settlement.store import IDLE_CREDIT
-from services.settlement.transaction import Aborted, Fenced, Transactions
+from services.settlement.transaction import Aborted, Fenced, Transactions, transactional_id
 from services.signing.keys import load as load_keys
 from services.topics import broker_errors, ensure
 
@@ -63,6 +63,7 @@ class Engine:
         self.keys = load_keys(settings.table_keys_file)
         """Read once, at start: a changed keys file takes effect when the worker restarts."""
         self.kind = dict(zip(settings.inputs, ROLES, strict=True))
+        self.transactional_id = transactional_id(settings)
         self.topics: Topics | None = None
         self.consumer: Consumer | None = None
         self.transactions: Transactions | None = None

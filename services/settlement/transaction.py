@@ -60,6 +60,7 @@ class Transactions:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.id = transactional_id(settings)
+        """The same for every producer of one worker process."""
         self.producer = Producer(
             {
                 **clients.librdkafka(settings),

@@ -98,6 +98,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
                 "tasks": sorted(list(engine.tasks)),
                 "blocked": blocked,
                 "pending_bets": sum(list(engine.metrics.pending.values())),
+                "transactional_id": engine.transactional_id,
             },
             status=503 if blocked else 200,
         )
