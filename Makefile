@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: help install run replay-sample test test-unit test-kafka check lint types schemas bench \
-        kafka-up kafka-down kafka-status topics worker bench-kafka bench-recovery chaos clean broker \
+        kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
         test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci
 
@@ -91,8 +91,12 @@ worker: $(STAMP) ## run one stream processor in the foreground (start several to
 clean: ## remove the virtualenv and generated data
 	rm -rf $(VENV) .data .pytest_cache .mypy_cache .ruff_cache
 
-bench-kafka: $(STAMP) broker ## pipeline throughput and 10,000-bet round latency vs faust and aiokafka pass-throughs
+bench-kafka: $(STAMP) broker ## worker events/s on a 300,000-event floor vs aiokafka, librdkafka transactional and faust copy loops of rounds and bets; 10,000-bet round latency
 	$(BIN)/python -m tests.bench.kafka
+
+bench-ab: $(STAMP) ## old code (BASE=<git ref>, default HEAD; a worktree in .data/ab) vs this work tree, in turns: replay output sha256 and events/s; KAFKA=1 adds the worker's events/s on the broker
+	@if [ -n "$(KAFKA)" ]; then $(MAKE) --no-print-directory broker; fi
+	$(BIN)/python -m tests.bench.ab $(or $(BASE),HEAD) $(if $(KAFKA),--kafka)
 
 bench-recovery: $(STAMP) broker ## takeover after kill -9 at 200,000 and 2,000,000 events; throughput and p99 with the durable state on and off (ARGS="--sizes 20000" for a quick run)
 	$(BIN)/python -m tests.bench.recovery $(ARGS)
