@@ -28,9 +28,9 @@ from services.settlement.routing import Message as Out
 
 log = logging.getLogger("croupier.transaction")
 MAX_REQUEST: Final = 16 * 1024 * 1024
-TIMEOUT: Final = 30.0
+TIMEOUT: Final = 15.0
 """Seconds a transactional call may block before it fails (and the tasks are rebuilt)."""
-WATCHDOG: Final = TIMEOUT + 10.0
+WATCHDOG: Final = TIMEOUT + 5.0
 """Seconds after which a transactional call that has not returned is given up, with its producer:
 librdkafka's coordinator requests can outlive their timeout when the coordinator restarts
 (librdkafka issues 5456 and 5511), and a worker must not hang on one."""
