@@ -306,6 +306,9 @@ def table(
             print(f"    {side.name} runs (events/s): {runs}{failed}")
     for side in sides:
         print(f"  {side.name} code's services imported from {', '.join(sorted(side.imported))}")
+    print(
+        f"  load average at the end {os.getloadavg()[0]:.2f} (other work on the machine skews both)"
+    )
 
 
 def main() -> None:

@@ -140,7 +140,7 @@ def report(results: dict[str, list[float]], rounds: int, bets: int) -> None:
     print(
         f"\nthroughput on one floor of {TABLES} tables: {total:,} events ({rounds:,} round events,"
         f" {bets:,} bets), {PARTITIONS} partitions, {WORKERS} croupier worker(s); every side reads"
-        " both `rounds` and `bets`"
+        f" both `rounds` and `bets`; load average {os.getloadavg()[0]:.2f}"
     )
     each = REPEATS > 1
     print(f"  {'':44}{'events/s':>12}" + ("   (median of runs; each run)" if each else ""))
