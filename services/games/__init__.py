@@ -1,7 +1,7 @@
 """The games' paytables: pure rules, no I/O. Validate a bet with `wager`, decide it with `verdict`,
-credit it with `payout`; `par` has the probability accounting report."""
+credit it with `pay` (odds) or `payout` (a verdict); `par` has the probability accounting report."""
 
-from .model import Dice, Discs, Odds, Outcome, Pick, Verdict, Wager, payout
+from .model import Dice, Discs, Odds, Outcome, Pick, Verdict, Wager, pay, payout
 from .outcomes import GAMES, outcomes
 from .paytable import odds_board, verdict, wager, wagers
 from .report import render_json, render_text
@@ -20,6 +20,7 @@ __all__ = [
     "odds_board",
     "outcomes",
     "par_sheet",
+    "pay",
     "payout",
     "render_json",
     "render_text",

@@ -59,7 +59,13 @@ def odds(v: Verdict) -> Odds:
             assert_never(v.result)
 
 
-def payout(stake: int, v: Verdict) -> int:
-    """What the wallet credits: stake + floor(stake * num / den) on a win, stake on a push."""
-    _, num, den = odds(v)
+def pay(stake: int, odds: Odds) -> int:
+    """What a decided bet credits: stake + floor(stake * num / den) on a win, the stake on a push,
+    nothing on a loss (CONTRACT 4: floor rounding, in minor units)."""
+    _, num, den = odds
     return stake + stake * num // den
+
+
+def payout(stake: int, v: Verdict) -> int:
+    """What the wallet credits for a verdict."""
+    return pay(stake, odds(v))

@@ -26,7 +26,7 @@ def build(source: Iterable[bytes], horizon: int, keys: TableKeys = NO_KEYS) -> R
     report = Report()
     records: list[Record] = []
     for raw in source:
-        fold.read(raw, records)
+        fold.feed(None, raw, records)
         for event, _ in journal.accepted:
             report.accepted(event)
         journal.clear()

@@ -3,7 +3,7 @@
 Pure. A settled bet's payout after the first k corrections of its round is a function of the bet
 and of those corrections alone, so a bet read after some corrections gets exactly the records of
 one read before them: its settlement against the first result, then one adjustment for each
-correction or void that changed its payout.
+correction or void that changed its payout. A void pays the stake back.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from typing import Final
 
 from schemas.events import BetPlaced
-from schemas.records import AdjustedResult, Adjustment
+from schemas.records import AdjustedResult, Adjustment, Settlement
+from services.games import pay
+from services.settlement.decisions import decide
 from services.settlement.ids import ADJUSTMENT, SETTLEMENT
 from services.settlement.rounds import Correction, Round
 
@@ -21,18 +23,20 @@ VOID: Final = "void"
 
 def payout(rnd: Round, bet: BetPlaced, corrections: int) -> tuple[AdjustedResult, int]:
     """What a settled bet's records pay after the round's first `corrections` corrections."""
-    odds = rnd.odds if corrections == 0 else rnd.corrections[corrections - 1].odds
-    if odds is None:
+    if corrections:
+        board = rnd.corrections[corrections - 1].odds
+    else:
+        assert rnd.result is not None, "only a bet its round's result settled is paid"
+        board = rnd.result.odds
+    if board is None:
         return (VOID, bet.stake)
-    result, num, den = odds[(bet.kind, bet.pick)]
-    return (result, bet.stake + bet.stake * num // den)
+    odds = board[(bet.kind, bet.pick)]
+    return (odds[0], pay(bet.stake, odds))
 
 
 def settled(rnd: Round, bet: BetPlaced) -> bool:
     """A bet its round's result settled (not refunded as late or invalid): only those adjust."""
-    return (
-        rnd.settlement is not None and bet.seq <= rnd.last_seq and (bet.kind, bet.pick) in rnd.odds
-    )
+    return isinstance(decide(rnd, bet), Settlement)
 
 
 def adjustments(rnd: Round, bet: BetPlaced, start: int) -> Iterator[Adjustment]:

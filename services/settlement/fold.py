@@ -1,16 +1,22 @@
 """The fold: every input of `rounds` and `bets`, in any allowed interleaving, to the same records.
 
-It is pure: no broker, clock, randomness or I/O. The stream processors and `croupier replay` both
-feed it the raw messages they read, and write out exactly the records it returns.
+It is pure: no broker, clock, randomness or I/O. The stream processors, `croupier replay`,
+`croupier verify` and `croupier report` all feed it the raw messages they read (`Fold.feed`), and
+write out exactly the records it returns.
+
+A bet counts once: a redelivery (its bet_id again, the same content) gives nothing, other content
+under its bet_id is rejected, and so is a second bet on a seq of its round; the first stands. A
+bet of a decided round is decided as it is read; any other waits for its round's fate. Each table
+keeps its last `horizon` decided rounds, whose redeliveries it still recognises and which may
+still be corrected; older ones are forgotten once the table's bets have moved past them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final
+from typing import Final, assert_never
 
 from msgspec import DecodeError
-from msgspec.structs import replace
 
 from schemas.codec import (
     NUL,
@@ -18,7 +24,6 @@ from schemas.codec import (
     decode_bet,
     decode_event,
     decode_round,
-    payload,
     read_event,
     rejected,
 )
@@ -38,27 +43,11 @@ from schemas.events import (
     RoundVoided,
     type_of,
 )
-from schemas.records import (
-    Record,
-    Refund,
-    RefundReason,
-    Rejected,
-    RejectReason,
-    Settlement,
-    TableStats,
-)
-from services import games
+from schemas.records import Record, Rejected, RejectReason, Settlement, TableStats
 from services.settlement import corrections
-from services.settlement.ids import REFUND, SETTLEMENT
-from services.settlement.rounds import (
-    FINAL,
-    Correction,
-    Fingerprint,
-    Journal,
-    Round,
-    Table,
-    fingerprint,
-)
+from services.settlement.decisions import decide
+from services.settlement.lifecycle import transition
+from services.settlement.rounds import FINAL, Fingerprint, Journal, Round, Table, fingerprint
 from services.signing.signature import NO_KEYS, TableKeys, Unverified, verify
 from services.statistics.board import Board
 
@@ -71,7 +60,7 @@ Sink = list[Record]
 
 
 class Fold:
-    """The settlement state of a set of tables, and the one function that evolves it."""
+    """The settlement state of a set of tables, and the one function that evolves it (`feed`)."""
 
     def __init__(
         self, horizon: int = DEFAULT_HORIZON, *, journal: bool = False, keys: TableKeys = NO_KEYS
@@ -87,58 +76,59 @@ class Fold:
         self.pending = 0
         self.journal: Journal | None = Journal() if journal else None
 
-    def feed(self, topic: str, value: bytes | None) -> list[Record]:
-        """The records one message of `rounds` or `bets` produces, in the order to write them;
-        a message with no value (a Kafka record's null) is rejected as malformed."""
-        raw = payload(value)
-        if topic == "bets":
-            bet = decode_bet(raw)
-            if isinstance(bet, Invalid):
-                return [rejected(bet, topic, raw)]
-            out: Sink = []
-            self.read(raw, out, bet)
-            return out
-        event = decode_round(raw)
-        if isinstance(event, Invalid):
-            return [rejected(event, topic, raw)]
-        return self.evolve(event, raw)
+    def feed(self, topic: str | None, value: bytes | None, out: Sink | None = None) -> Sink:
+        """Append the records one message produces to `out` (a new list if None), in the order to
+        write them, and return that list.
 
-    def feed_line(self, raw: bytes) -> list[Record]:
-        """Like `feed`, for a message whose topic its `type` tells (a replay line).
-
-        A blank line (empty or only whitespace) is no message: it gives nothing.
+        `topic` is the topic the message was read from, `rounds` or `bets`: a message that is no
+        event of its topic, or has no value (a Kafka record's null), is rejected. None is a replay
+        line, whose `type` tells its topic; a blank line (empty or white space) gives nothing.
         """
-        out: Sink = []
-        self.read(raw, out)
-        return out
-
-    def read(self, raw: bytes, out: Sink, event: AnyEvent | None = None) -> None:
-        """The records of one message appended to `out`: a replay line, whose `type` tells its
-        topic, or a message `feed` has decoded already (`event`).
-
-        This is the path every bet takes, written out in one function: a bet costs no call but
-        its decision's. A repeat is judged against the kept line of the first, decoded again
-        (rare); a bet of a decided round is decided at once, any other waits for its round.
-        """
-        if event is None:
+        if out is None:
+            out = []
+        raw = b"" if value is None else value
+        event: AnyEvent | None
+        if topic is None:
             try:
                 event = read_event(raw)
             except (DecodeError, RecursionError):
+                event = None
+            if event is None or raw.find(NUL) >= 0:
                 if not raw or raw.isspace():
-                    return
-                topic, invalid = decode_event(raw)
-                assert isinstance(invalid, Invalid)
-                out.append(rejected(invalid, topic, raw))
-                return
-            if NUL in raw:  # decode_event's own last check, taken only when the bytes spell one
-                topic, refused = decode_event(raw)
-                if isinstance(refused, Invalid):
-                    out.append(rejected(refused, topic, raw))
-                    return
-        if not isinstance(event, BetPlaced):
+                    return out
+                line_topic, checked = decode_event(raw)
+                if isinstance(checked, Invalid):
+                    out.append(rejected(checked, line_topic, raw))
+                    return out
+                event = checked
+        else:
+            decoded = decode_bet(raw) if topic == "bets" else decode_round(raw)
+            if isinstance(decoded, Invalid):
+                out.append(rejected(decoded, topic, raw))
+                return out
+            event = decoded
+        if isinstance(event, BetPlaced):
+            self._place(event, raw, out)
+        else:
             self._evolve(event, raw, out)
-            return
-        bet = event
+        return out
+
+    def stats(self, table_id: str) -> TableStats | None:
+        """The table's statistics board, or None while it has no round with a result."""
+        table = self.tables.get(table_id)
+        if table is None or table.board is None:
+            return None
+        return table.board.stats()
+
+    def waiting(self) -> Iterator[BetPlaced]:
+        """Every bet still waiting for its round's fate, table by table, in reading order."""
+        for table in self.tables.values():
+            for rnd in table.rounds.values():
+                yield from rnd.waiting
+
+    def _place(self, bet: BetPlaced, raw: bytes, out: Sink) -> None:
+        """Read a bet: a repeat is judged against the kept line of the first, a bet of a decided
+        round is decided at once, any other waits for its round."""
         table = self.tables.get(bet.table_id)
         if table is None:
             table = self._table(bet.table_id)
@@ -156,15 +146,9 @@ class Fold:
             rnd = table.rounds[round_id] = Round(bet.table_id, round_id)
         seq = bet.seq
         other = rnd.seqs.setdefault(seq, bet_id)
-        if other is not bet_id:  # bet_id is new to the table, so no round holds it yet
-            out.append(
-                _reject(
-                    raw,
-                    "bets",
-                    "duplicate_seq",
-                    f"seq {seq} of round {round_id!r} is already bet {other!r}; the first stands",
-                )
-            )
+        if other != bet_id:
+            detail = f"seq {seq} of round {round_id!r} is already bet {other!r}; the first stands"
+            out.append(_reject(raw, "bets", "duplicate_seq", detail))
             return
         bets[bet_id] = raw
         journal = self.journal
@@ -178,7 +162,7 @@ class Fold:
             if len(table.decided) > self.horizon:  # bets read behind the rounds caught up
                 self._forget(table)
         if rnd.phase in FINAL:
-            decision = _decide(rnd, bet)
+            decision = decide(rnd, bet)
             out.append(decision)
             if rnd.corrections and isinstance(decision, Settlement):
                 out.extend(corrections.adjustments(rnd, bet, 0))
@@ -186,32 +170,8 @@ class Fold:
         rnd.waiting.append(bet)
         self.pending += 1
 
-    def evolve(self, event: RoundEvent, raw: bytes) -> list[Record]:
-        """Apply a round event; a bet waiting for this round's fate is decided with it."""
-        out: Sink = []
-        self._evolve(event, raw, out)
-        return out
-
-    def place(self, bet: BetPlaced, raw: bytes) -> list[Record]:
-        """Read a confirmed bet: a repeat is judged, a bet of a decided round is decided now."""
-        out: Sink = []
-        self.read(raw, out, bet)
-        return out
-
-    def stats(self, table_id: str) -> TableStats | None:
-        """The table's statistics board, or None while it has no round with a result."""
-        table = self.tables.get(table_id)
-        if table is None or table.board is None:
-            return None
-        return table.board.stats()
-
-    def waiting(self) -> Iterator[BetPlaced]:
-        """Every bet still waiting for its round's fate, table by table, in reading order."""
-        for table in self.tables.values():
-            for rnd in table.rounds.values():
-                yield from rnd.waiting
-
     def _evolve(self, event: RoundEvent, raw: bytes, out: Sink) -> None:
+        """Apply a round event; a signed table's money-moving event must verify first."""
         keys = self.keys
         if keys and isinstance(event, MONEY_MOVING) and event.table_id in keys:
             verdict = verify(keys[event.table_id], event)
@@ -223,51 +183,90 @@ class Fold:
         if rnd is not None and event.event_id in rnd.event_ids:
             return
         if rnd is None or rnd.phase == "unopened":
-            if isinstance(event, RoundCorrected | RoundVoided):
-                out.append(_refuse(raw, self._unknown(event)))
-                return
-            if not isinstance(event, RoundOpened):
-                out.append(_refuse(raw, f"{type_of(event)} for a round that was never opened"))
-                return
-            table = self._table(event.table_id)
-            rnd = rnd or table.rounds.setdefault(
-                event.round_id, Round(event.table_id, event.round_id)
-            )
-            rnd.game = event.game
-            rnd.ordinal = table.opened
-            table.opened += 1
-            rnd.phase = "open"
-            if rnd.seqs:
-                table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
-            rnd.event_ids.add(event.event_id)
-            self._journal(table, rnd, event, raw)
+            self._open(rnd, event, raw, out)
             return
         assert table is not None
-        refusal = _transition(rnd, event)
+        refusal = transition(rnd, event)
         if refusal is not None:
             out.append(_refuse(raw, refusal, reason=_reason(refusal)))
             return
         rnd.event_ids.add(event.event_id)
         self._journal(None, rnd, event, raw)
-        if isinstance(event, RoundCorrected | RoundVoided):
-            self._correct(table, rnd, event, out)
-            return
-        if rnd.phase not in FINAL:
-            return
-        rnd.fate_at = event.at
+        match event:
+            case RoundResult() | RoundCancelled():
+                self._decided(table, rnd, out)
+            case RoundCorrected() | RoundVoided():
+                self._corrected(table, rnd, out)
+            case (
+                RoundOpened()
+                | BettingClosed()
+                | RoundSuspended()
+                | RoundResumed()
+                | RoundReshaken()
+            ):
+                pass
+            case _:
+                assert_never(event)
+
+    def _open(self, rnd: Round | None, event: RoundEvent, raw: bytes, out: Sink) -> None:
+        """Open a round the fold holds no opened round of; any other event for it is refused."""
+        match event:
+            case RoundOpened():
+                table = self._table(event.table_id)
+                if rnd is None:
+                    rnd = table.rounds[event.round_id] = Round(event.table_id, event.round_id)
+                rnd.game = event.game
+                rnd.ordinal = table.opened
+                table.opened += 1
+                rnd.phase = "open"
+                if rnd.seqs:
+                    table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
+                rnd.event_ids.add(event.event_id)
+                self._journal(table, rnd, event, raw)
+            case RoundCorrected() | RoundVoided():
+                out.append(_refuse(raw, self._unknown(event)))
+            case (
+                BettingClosed()
+                | RoundSuspended()
+                | RoundResumed()
+                | RoundReshaken()
+                | RoundResult()
+                | RoundCancelled()
+            ):
+                out.append(_refuse(raw, f"{type_of(event)} for a round that was never opened"))
+            case _:
+                assert_never(event)
+
+    def _decided(self, table: Table, rnd: Round, out: Sink) -> None:
+        """The round's fate came: its waiting bets are decided, in the order they were read."""
         rnd.decision = table.decisions
         table.decisions += 1
         if self.journal is not None:
             self.journal.tables.add(table)
-        if rnd.phase == "result":
-            rnd.settlement = shared_settlement(table.table_id, rnd)
-            rnd.odds = games.odds_board(rnd.game, rnd.outcome)
+        if rnd.result is not None:
             self._board(table, rnd)
-        out.extend([_decide(rnd, bet) for bet in rnd.waiting])  # no corrections yet
+        out.extend([decide(rnd, bet) for bet in rnd.waiting])  # no corrections yet
         self.pending -= len(rnd.waiting)
         rnd.waiting = []
         table.decided.append(rnd.round_id)
         self._forget(table)
+
+    def _corrected(self, table: Table, rnd: Round, out: Sink) -> None:
+        """Decide every settled bet of the round again; those whose payout changes adjust."""
+        c = rnd.corrections[-1]
+        for bet_id in rnd.seqs.values():
+            bet = read_event(table.bets[bet_id])
+            assert isinstance(bet, BetPlaced)
+            if corrections.settled(rnd, bet):
+                out.extend(corrections.adjustments(rnd, bet, c.n - 1))
+        if table.board is not None:
+            if c.odds is None:
+                table.board.void(rnd.round_id)
+            else:
+                table.board.correct(rnd.round_id, c.dice, c.discs)
+            self.boards_changed.add(table.table_id)
+            if self.journal is not None:
+                self.journal.boards.add(table)
 
     def _unknown(self, event: RoundCorrected | RoundVoided) -> str:
         return (
@@ -275,41 +274,6 @@ class Fold:
             f"more than {self.horizon} rounds of its table ago and forgotten (the horizon, "
             "docs/DECISIONS.md)"
         )
-
-    def _correct(
-        self, table: Table, rnd: Round, event: RoundCorrected | RoundVoided, out: Sink
-    ) -> None:
-        """Decide every settled bet of the round again; those whose payout changes adjust."""
-        n = len(rnd.corrections) + 1
-        if isinstance(event, RoundCorrected):
-            dice, discs = event.dice, event.discs
-            odds = games.odds_board(rnd.game, rnd.outcome)
-        else:
-            dice = discs = odds = None
-        rnd.corrections.append(
-            Correction(
-                n=n,
-                dice=dice,
-                discs=discs,
-                odds=odds,
-                reason=event.reason,
-                authorized_by=event.authorized_by,
-                at=event.at,
-            )
-        )
-        for bet_id in rnd.seqs.values():
-            bet = read_event(table.bets[bet_id])
-            assert isinstance(bet, BetPlaced)
-            if corrections.settled(rnd, bet):
-                out.extend(corrections.adjustments(rnd, bet, n - 1))
-        if table.board is not None:
-            if odds is None:
-                table.board.void(rnd.round_id)
-            else:
-                table.board.correct(rnd.round_id, dice, discs)
-            self.boards_changed.add(table.table_id)
-            if self.journal is not None:
-                self.journal.boards.add(table)
 
     def _journal(self, table: Table | None, rnd: Round, event: RoundEvent, raw: bytes) -> None:
         """Note an accepted round event (and, with `table`, a change of the table's own state)."""
@@ -356,137 +320,8 @@ class Fold:
                 self.journal.forgotten.append(rnd)
 
 
-def _decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
-    """The first row of the contract's decision table that applies.
-
-    A round's settlements share the round's part and the odds of every wager on its result,
-    both set with the result.
-    """
-    settlement = rnd.settlement
-    if settlement is None:
-        return _refund(rnd, bet, "round_cancelled")
-    if bet.seq > rnd.last_seq:
-        return _refund(rnd, bet, "late_bet")
-    kind = bet.kind
-    pick = bet.pick
-    odds = rnd.odds.get((kind, pick))
-    if odds is None:
-        return _refund(rnd, bet, "invalid_bet")
-    result, num, den = odds
-    bet_id = bet.bet_id
-    stake = bet.stake
-    return replace(
-        settlement,
-        settlement_id=SETTLEMENT + bet_id,
-        bet_id=bet_id,
-        player_id=bet.player_id,
-        kind=kind,
-        pick=pick,
-        stake=stake,
-        currency=bet.currency,
-        result=result,
-        payout=stake + stake * num // den,
-    )
-
-
-def shared_settlement(table_id: str, rnd: Round) -> Settlement:
-    """The part of a settlement that every bet of a round with a result shares."""
-    return Settlement(
-        v=1,
-        settlement_id="",
-        bet_id="",
-        round_id=rnd.round_id,
-        table_id=table_id,
-        player_id="",
-        game=rnd.game,
-        kind="",
-        pick=(),
-        stake=0,
-        currency="",
-        result="lose",
-        payout=0,
-        dice=rnd.dice,
-        discs=rnd.discs,
-        at=rnd.fate_at,
-    )
-
-
-def _transition(rnd: Round, event: RoundEvent) -> str | None:
-    """Apply a round event to an opened round, or say why the life cycle forbids it."""
-    final = rnd.phase in FINAL
-    match event:
-        case RoundOpened():
-            return "round.opened for a round that is already open"
-        case BettingClosed(last_seq=last_seq):
-            if rnd.phase != "open" or rnd.suspensions:
-                return f"round.betting_closed while the round is {_state(rnd)}"
-            rnd.phase = "closed"
-            rnd.last_seq = last_seq
-        case RoundSuspended():
-            if final:
-                return f"round.suspended after the round is {rnd.phase}"
-            rnd.suspensions += 1
-        case RoundResumed():
-            if final or not rnd.suspensions:
-                return f"round.resumed while the round is {_state(rnd)}"
-            rnd.suspensions -= 1
-        case RoundReshaken():
-            if rnd.phase != "closed":
-                return f"round.reshaken while the round is {_state(rnd)}"
-        case RoundResult(dice=dice, discs=discs):
-            if rnd.phase != "closed" or rnd.suspensions:
-                return f"round.result while the round is {_state(rnd)}"
-            if (rnd.game == "xocdia") != (discs is not None):
-                need = "discs" if rnd.game == "xocdia" else "dice"
-                return f"{need}: a {rnd.game} round's result needs {need}"
-            rnd.phase = "result"
-            rnd.dice = dice
-            rnd.discs = discs
-            rnd.outcome = dice if dice is not None else discs  # type: ignore[assignment]
-        case RoundCancelled():
-            if final:
-                return f"round.cancelled after the round is {rnd.phase}"
-            rnd.phase = "cancelled"
-        case RoundCorrected(dice=dice, discs=discs):
-            if rnd.phase != "result":
-                return f"round.corrected while the round is {_state(rnd)}"
-            if (rnd.game == "xocdia") != (discs is not None):
-                need = "discs" if rnd.game == "xocdia" else "dice"
-                return f"{need}: a {rnd.game} round's correction needs {need}"
-            outcome = dice if dice is not None else discs
-            if outcome == rnd.outcome:
-                return f"round.corrected to the outcome the round already has ({list(outcome)})"
-            rnd.outcome = outcome  # type: ignore[assignment]
-        case RoundVoided():
-            if rnd.phase != "result":
-                return f"round.voided while the round is {_state(rnd)}"
-            rnd.phase = "voided"
-    return None
-
-
-def _state(rnd: Round) -> str:
-    names = {"open": "open for bets", "closed": "closed for bets"}
-    state = names.get(rnd.phase, rnd.phase)
-    return f"{state} and suspended" if rnd.suspensions else state
-
-
 def _reason(refusal: str) -> RejectReason:
     return "invalid_field" if refusal.startswith(("dice:", "discs:")) else "invalid_transition"
-
-
-def _refund(rnd: Round, bet: BetPlaced, reason: RefundReason) -> Refund:
-    return Refund(
-        v=1,
-        refund_id=REFUND + bet.bet_id,
-        bet_id=bet.bet_id,
-        round_id=bet.round_id,
-        table_id=bet.table_id,
-        player_id=bet.player_id,
-        amount=bet.stake,
-        currency=bet.currency,
-        reason=reason,
-        at=rnd.fate_at,
-    )
 
 
 def _refuse(raw: bytes, detail: str, reason: RejectReason = "invalid_transition") -> Rejected:

@@ -1,4 +1,8 @@
-"""The state the fold keeps per round and per table."""
+"""The state the fold keeps per round and per table.
+
+A round is decided once, by its result or its cancellation. Its result is what its bets are
+settled against from then on; a correction or a void after it only adjusts what they are paid.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,16 @@ from typing import Final, Literal
 
 from schemas.events import AnyEvent, BetPlaced, Dice, Discs
 from schemas.records import Settlement
-from services.games import Odds, Pick
+from services.games import Odds, Outcome, Pick
 from services.statistics.board import Board
 
 Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
+"""Where a round is in its life cycle; a bet may come in any phase, even before `open`."""
 FINAL: Final = frozenset({"result", "cancelled", "voided"})
+"""The phases of a decided round: a bet of such a round is decided as it comes."""
+
+OddsBoard = Mapping[tuple[str, Pick], Odds]
+"""Every wager's odds on one outcome, by (kind, pick)."""
 
 # What makes two `bet.placed` events "the same bet": every field but event_id and at.
 Fingerprint = tuple[str, str, int, str, tuple[int, ...], int, str]
@@ -31,6 +40,26 @@ def fingerprint(bet: BetPlaced) -> Fingerprint:
     )
 
 
+def outcome_of(dice: Dice | None, discs: Discs | None) -> Outcome | None:
+    """The outcome an event or a record carries: its dice, or its discs (it has one of them)."""
+    return dice if dice is not None else discs
+
+
+class Result:
+    """What a round's result fixed for all its bets: its outcome, every wager's odds on it, and
+    the part of a settlement its settlements share (kept through corrections and a void)."""
+
+    __slots__ = ("dice", "discs", "odds", "settlement")
+
+    def __init__(
+        self, dice: Dice | None, discs: Discs | None, odds: OddsBoard, settlement: Settlement
+    ) -> None:
+        self.dice = dice
+        self.discs = discs
+        self.odds = odds
+        self.settlement = settlement
+
+
 class Correction:
     """A correction (new outcome, its odds) or a void (no odds) of a round with a result."""
 
@@ -42,7 +71,7 @@ class Correction:
         n: int,
         dice: Dice | None,
         discs: Discs | None,
-        odds: Mapping[tuple[str, Pick], Odds] | None,
+        odds: OddsBoard | None,
         reason: str,
         authorized_by: str,
         at: str,
@@ -62,21 +91,17 @@ class Round:
     __slots__ = (
         "corrections",
         "decision",
-        "dice",
-        "discs",
         "event_ids",
         "fate_at",
         "flushed",
         "game",
         "last_seq",
-        "odds",
         "ordinal",
-        "outcome",
         "phase",
+        "result",
         "round_id",
         "segments",
         "seqs",
-        "settlement",
         "suspensions",
         "table_id",
         "waiting",
@@ -92,17 +117,31 @@ class Round:
         self.suspensions = 0
         self.last_seq = -1
         self.event_ids: set[str] = set()
-        self.dice: Dice | None = None
-        self.discs: Discs | None = None
-        self.outcome: Dice | Discs = ()  # type: ignore[assignment]  # set with the result
+        self.result: Result | None = None  # set with the result, None for any other phase
         self.fate_at = ""
         self.seqs: dict[int, str] = {}  # the bet of each seq: every bet read for it
         self.waiting: list[BetPlaced] = []
-        self.settlement: Settlement | None = None  # what its settlements share, set with the result
-        self.odds: Mapping[tuple[str, Pick], Odds] = {}  # every wager's odds, set with the result
         self.corrections: list[Correction] = []  # in table order; n is the index plus one
         self.flushed = 0  # bets of `seqs` already in the state changelog
         self.segments = 0  # changelog records holding them
+
+    @property
+    def dice(self) -> Dice | None:
+        """The dice of the round's first result, if it has one with dice."""
+        return None if self.result is None else self.result.dice
+
+    @property
+    def discs(self) -> Discs | None:
+        """The discs of the round's first result, if it has one with discs."""
+        return None if self.result is None else self.result.discs
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The round's outcome as last corrected (a void keeps it); None before a result."""
+        for c in reversed(self.corrections):
+            if c.odds is not None:
+                return outcome_of(c.dice, c.discs)
+        return outcome_of(self.dice, self.discs)
 
 
 class Table:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
-from typing import Final
+from typing import Final, assert_never
 
 import msgspec
 
@@ -23,8 +23,9 @@ from schemas.events import BetPlaced, Dice, Discs
 from schemas.records import StatRound
 from services import games
 from services.games.model import Odds, Outcome, Pick
-from services.settlement.fold import Fold, shared_settlement
-from services.settlement.rounds import FINAL, Correction, Phase, Round, Table
+from services.settlement import decisions
+from services.settlement.fold import Fold
+from services.settlement.rounds import FINAL, Correction, Phase, Round, Table, outcome_of
 from services.signing.signature import NO_KEYS, TableKeys
 from services.statistics.board import WINDOW, Board
 
@@ -260,6 +261,8 @@ def restore(
             case BetsState():
                 segments[(value.table_id, value.round_id, value.segment)] = (value, raw)
                 own = bets_key(value.table_id, value.round_id, value.segment)
+            case _:
+                assert_never(value)
         if own != key:
             raise StateError(f"state record {key[:200]!r} holds the value of another key")
     fold = Fold(horizon=horizon, journal=journal, keys=keys)
@@ -385,33 +388,31 @@ def _restore_round(kept: RoundState) -> Round:
     rnd.suspensions = kept.suspensions
     rnd.last_seq = kept.last_seq
     rnd.event_ids = set(kept.event_ids)
-    rnd.dice = kept.dice
-    rnd.discs = kept.discs
     rnd.fate_at = kept.fate_at
     rnd.segments = kept.segments
+    outcome = outcome_of(kept.dice, kept.discs)
     if rnd.phase in ("result", "voided"):
-        outcome = kept.dice if kept.dice is not None else kept.discs
         if outcome is None:
             raise StateError(f"round {kept.round_id!r} has a result but no outcome")
-        rnd.outcome = outcome
-        rnd.settlement = shared_settlement(kept.table_id, rnd)
-        rnd.odds = _LazyOdds(rnd.game, outcome)
+        odds = _LazyOdds(rnd.game, outcome)
+        rnd.result = decisions.result(rnd, kept.dice, kept.discs, odds)
+    elif outcome is not None:
+        raise StateError(f"round {kept.round_id!r} has an outcome but no result")
     for n, c in enumerate(kept.corrections, start=1):
-        if rnd.settlement is None:
+        if rnd.result is None:
             raise StateError(f"round {kept.round_id!r} has corrections but no result")
-        odds = None
+        corrected = None
         if not c.void:
-            corrected = c.dice if c.dice is not None else c.discs
-            if corrected is None:
+            outcome = outcome_of(c.dice, c.discs)
+            if outcome is None:
                 raise StateError(f"round {kept.round_id!r}: correction {n} has no outcome")
-            rnd.outcome = corrected
-            odds = _LazyOdds(rnd.game, corrected)
+            corrected = _LazyOdds(rnd.game, outcome)
         rnd.corrections.append(
             Correction(
                 n=n,
                 dice=c.dice,
                 discs=c.discs,
-                odds=odds,
+                odds=corrected,
                 reason=c.reason,
                 authorized_by=c.authorized_by,
                 at=c.at,
@@ -421,8 +422,7 @@ def _restore_round(kept: RoundState) -> Round:
 
 
 class _LazyOdds(Mapping[tuple[str, Pick], Odds]):
-    """A restored round's odds board, built the first time a bet or a correction looks at it: a
-    restore builds none (most restored rounds never see another bet)."""
+    """A restored round's odds board, built when a bet or a correction first looks at it."""
 
     __slots__ = ("_board", "_game", "_outcome")
 
@@ -438,12 +438,6 @@ class _LazyOdds(Mapping[tuple[str, Pick], Odds]):
 
     def __getitem__(self, key: tuple[str, Pick]) -> Odds:
         return self._built()[key]
-
-    def get(self, key: tuple[str, Pick], default: Odds | None = None) -> Odds | None:  # type: ignore[override]  # a faster get than Mapping's
-        return self._built().get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._built()
 
     def __iter__(self) -> Iterator[tuple[str, Pick]]:
         return iter(self._built())
@@ -461,7 +455,7 @@ class _BetKey(msgspec.Struct, frozen=True, gc=False):
 
 
 class _SegmentKeys(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """A bets segment read for its bets' ids and seqs only: one decode for the whole segment."""
+    """A bets segment read for its bets' ids and seqs only."""
 
     bets: list[_BetKey]
 
@@ -470,8 +464,8 @@ _SEGMENT_KEYS: Final = msgspec.json.Decoder(_SegmentKeys)
 
 
 def _restore_bets(fold: Fold, table: Table, rnd: Round, kept: BetsState, raw: bytes) -> None:
-    """A decided round's bets are read for their id and seq only, the whole segment `raw` (the
-    value `kept` was decoded from) at once; a waiting one's in full, bet by bet."""
+    """A decided round's bets are read for their id and seq only, from `raw` (the value `kept`
+    was decoded from); a waiting one's in full, to be decided with its round."""
     if rnd.phase in FINAL:
         try:
             keys = _SEGMENT_KEYS.decode(raw).bets

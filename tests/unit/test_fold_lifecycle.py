@@ -172,6 +172,6 @@ def test_a_rejected_round_event_keeps_its_input_verbatim_and_the_rounds_topic() 
 
 
 def test_a_replay_line_nested_too_deeply_is_rejected_as_malformed_and_never_raises() -> None:
-    (record,) = Fold().feed_line(b"[" * 100_000)
+    (record,) = Fold().feed(None, b"[" * 100_000)
     assert isinstance(record, Rejected)
     assert (record.reason, record.topic) == ("malformed", "rounds")

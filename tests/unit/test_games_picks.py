@@ -9,7 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.games import GAMES, Wager, odds_board, outcomes, payout, verdict, wager, wagers
+from services.games import (
+    GAMES,
+    Wager,
+    odds_board,
+    outcomes,
+    pay,
+    payout,
+    verdict,
+    wager,
+    wagers,
+)
 
 
 @pytest.mark.parametrize(
@@ -217,10 +227,9 @@ def test_the_odds_board_pays_what_the_verdict_pays_for_every_pick_outcome_and_aw
             found = wager(game, kind, pick)
             assert found is not None
             expected = verdict(found, outcome)
-            result, num, den = board[kind, pick]
-            assert result == expected.result
+            assert board[kind, pick][0] == expected.result
             for stake in stakes:
-                assert stake + stake * num // den == payout(stake, expected)
+                assert pay(stake, board[kind, pick]) == payout(stake, expected)
 
 
 def test_the_odds_board_has_no_pick_that_is_not_a_wager() -> None:
@@ -244,3 +253,19 @@ def accepted_picks(game: str) -> set[tuple[str, tuple[int, ...]]]:
         for w in wagers(game)
         for order in (set(permutations(w.pick)) if w.kind != "double_and_single" else [w.pick])
     }
+
+
+@pytest.mark.parametrize(
+    ("stake", "odds", "credit"),
+    [
+        (100, ("win", 1, 1), 200),
+        (101, ("win", 1, 2), 151),  # 101 + floor(50.5)
+        (7, ("win", 150, 1), 1057),
+        (100, ("push", 0, 1), 100),
+        (100, ("lose", -1, 1), 0),
+    ],
+)
+def test_a_decided_bet_is_credited_its_stake_and_the_floor_of_its_odds_in_minor_units(
+    stake: int, odds: tuple[Any, int, int], credit: int
+) -> None:
+    assert pay(stake, odds) == credit

@@ -73,12 +73,12 @@ def test_blank_lines_give_nothing_and_change_nothing() -> None:
         round_event("result", dice=[6, 5, 1]),
     ]
     plain, padded = Fold(), Fold()
-    want = [r for raw in events for r in plain.feed_line(raw)]
+    want = [r for raw in events for r in plain.feed(None, raw)]
     got = [
         r
         for raw in events
         for blank in (b"", b"  \t")
-        for r in padded.feed_line(blank) + padded.feed_line(raw)
+        for r in padded.feed(None, blank) + padded.feed(None, raw)
     ]
     assert got == want
     assert len(want) == 1

@@ -285,7 +285,7 @@ def test_a_signed_simulation_is_reproducible_and_every_result_verifies(tmp_path:
     assert set(keys) == {"SB-01", "HL-01", "XD-01"}
     assert public_text(keys["SB-01"][0]) == public_text(table_key(42, "SB-01").public_key())
     fold = Fold(keys=keys)
-    records = [r for raw in first for r in fold.feed_line(raw)]
+    records = [r for raw in first for r in fold.feed(None, raw)]
     assert not [r for r in records if isinstance(r, Rejected) and r.reason == "bad_signature"]
     assert any(isinstance(r, Settlement) for r in records)
     assert b'"sig":"' in b"".join(first)

@@ -93,7 +93,7 @@ def test_an_id_is_accepted_exactly_when_it_holds_no_nul(player_id: str) -> None:
         assert all(isinstance(r, BetPlaced) and r.player_id == player_id for r in results)
 
 
-@pytest.mark.parametrize("how", ["feed", "feed_line"])
+@pytest.mark.parametrize("how", ["by topic", "as a replay line"])
 def test_the_fold_rejects_a_bet_with_a_nul_and_settles_the_others(how: str) -> None:
     fold = Fold()
     bad = raw(bet(2, player_id="mallory\x00"))
@@ -108,7 +108,7 @@ def test_the_fold_rejects_a_bet_with_a_nul_and_settles_the_others(how: str) -> N
     out = [
         record
         for topic, data in lines
-        for record in (fold.feed(topic, data) if how == "feed" else fold.feed_line(data))
+        for record in fold.feed(topic if how == "by topic" else None, data)
     ]
     rejected = [r for r in out if isinstance(r, Rejected)]
     assert rejected == [
