@@ -93,7 +93,7 @@ class Fold:
                 event = read_event(raw)
             except (DecodeError, RecursionError):
                 event = None
-            if event is None or raw.find(NUL) >= 0:
+            if event is None or raw.find(NUL) >= 0:  # not an event, or it may hold a NUL
                 if not raw or raw.isspace():
                     return out
                 line_topic, checked = decode_event(raw)
