@@ -11,27 +11,27 @@ worker hosting it serves /health and /metrics from its attributes.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from schemas.journal import records as journal_records
-from schemas.records import Record
 from services.security import clients
 from services.security.denied import AccessDenied, explain
 from services.security.login import Unreachable, check
 from services.settings import Settings
-from services.settlement import changelog, rebalance
+from services.settlement import batch, changelog, rebalance
 from services.settlement.metrics import Metrics
 from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
 from services.settlement.routing import Message as Out
-from services.settlement.routing import Topics, count, route
+from services.settlement.routing import Topics
 from services.settlement.store import IDLE_CREDIT
 from services.settlement.transaction import Aborted, Fenced, Transactions, transactional_id
 from services.signing.keys import load as load_keys
@@ -46,6 +46,18 @@ BLOCKED_RETRY = 30.0
 """Seconds between two attempts to start a blocked task."""
 LOUD = 1000
 """Transactions with at least this many records out are logged with where their time went."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Inflight:
+    """A transaction sent and committing: its tasks, size and times (monotonic; newest: the
+    newest input's timestamp, epoch seconds)."""
+
+    partitions: list[int]
+    out: int
+    started: float
+    folded: float
+    newest: float
 
 
 class Engine:
@@ -67,6 +79,8 @@ class Engine:
         self.topics: Topics | None = None
         self.consumer: Consumer | None = None
         self.transactions: Transactions | None = None
+        self.inflight: Inflight | None = None
+        """The transaction being committed while the next batch is folded."""
         self.rebuild: set[int] = set()
         """Tasks whose transaction failed: built again from what was committed, at the next turn."""
 
@@ -146,13 +160,17 @@ class Engine:
                 if messages:
                     idle = time.monotonic()
                     self._process(messages)
-                elif time.monotonic() - idle > IDLE:
-                    self._rewrite_idle()
+                else:
+                    self.settle()
+                    if time.monotonic() - idle > IDLE:
+                        self._rewrite_idle()
                 if self.rebuild:
                     self._rebuild()
                 if self.blocked and time.monotonic() - self.blocked_at > BLOCKED_RETRY:
                     self._retry_blocked()
         finally:
+            with contextlib.suppress(Aborted, Fenced, AccessDenied):
+                self.settle()
             self.tasks.clear()
             self.consumer.close()
             self.transactions.close()
@@ -212,10 +230,10 @@ class Engine:
     # -- batches --
 
     def _process(self, messages: list[Any]) -> None:
-        """Fold one batch and commit what its tasks produce, with their offsets, in one
-        transaction."""
+        """Fold one batch, then commit what its tasks produce, with their offsets, in one
+        transaction: sent once the previous one is committed, and committed while the next batch
+        is folded."""
         started = time.monotonic()
-        wall = time.time()
         topics = self.topics
         assert topics is not None
         tasks = self.tasks
@@ -232,104 +250,84 @@ class Engine:
                 work.setdefault(p, []).append(message)
         if not work:
             return
-        out: list[Out] = []
-        offsets: list[TopicPartition] = []
-        for p, batch in work.items():
-            out.extend(self._fold(tasks[p], batch, topics))
-            for role, topic in zip(ROLES, self.settings.inputs, strict=True):
-                offsets.append(TopicPartition(topic, p, tasks[p].positions[role]))
+        durable = self.settings.durable_state
+        folded = {
+            p: (tasks[p], batch.fold(tasks[p], items, topics, kind, self.metrics, durable))
+            for p, items in work.items()
+        }
+        newest = max(m.timestamp()[1] for m in messages) / 1000
+        self.settle()
+        # a task whose last transaction failed is built again: what it just folded is dropped
+        live = {p: out for p, (task, out) in folded.items() if self.tasks.get(p) is task}
+        if live:
+            out = [message for p in sorted(live) for message in live[p]]
+            self._send(out, sorted(live), started, newest)
+
+    def _offsets(self, partitions: list[int]) -> list[TopicPartition]:
+        return [
+            TopicPartition(topic, p, self.tasks[p].positions[role])
+            for p in partitions
+            for role, topic in zip(ROLES, self.settings.inputs, strict=True)
+        ]
+
+    def _send(self, out: list[Out], partitions: list[int], started: float, newest: float) -> None:
+        """Send a transaction and leave it committing (`settle` waits for it)."""
+        assert self.transactions is not None and self.consumer is not None
         folded = time.monotonic()
-        ends = self._commit(out, offsets, list(work))
-        if ends is None:
+        try:
+            self.transactions.send(
+                out, self._offsets(partitions), self.consumer.consumer_group_metadata()
+            )
+        except (Aborted, Fenced) as error:
+            self._failed(error, partitions)
+            return
+        self.transactions.commit_behind()
+        self.inflight = Inflight(
+            partitions=partitions, out=len(out), started=started, folded=folded, newest=newest
+        )
+
+    def settle(self) -> None:
+        """Wait for the transaction being committed, and keep what it committed."""
+        inflight, self.inflight = self.inflight, None
+        if inflight is None:
+            return
+        assert self.transactions is not None and self.topics is not None
+        try:
+            ends = self.transactions.settle()
+        except (Aborted, Fenced) as error:
+            self._failed(error, inflight.partitions)
             return
         done = time.monotonic()
-        self.metrics.committed(messages_out=len(out), seconds=done - started)
-        for p in work:
-            self._committed(tasks[p], ends, done, len(out), started, folded)
-        if len(out) >= LOUD:
-            newest = max(m.timestamp()[1] for m in messages) / 1000
+        self.metrics.committed(messages_out=inflight.out, seconds=done - inflight.started)
+        for p in inflight.partitions:
+            task = self.tasks.get(p)
+            if task is not None:
+                self._committed(task, ends, done, inflight)
+        if inflight.out >= LOUD:
             log.info(
                 "tasks %s: %d records out: input waited %.0f ms, fold %.0f ms, commit %.0f ms",
-                sorted(work),
-                len(out),
-                (wall - newest) * 1000,
-                (folded - started) * 1000,
-                (done - folded) * 1000,
+                inflight.partitions,
+                inflight.out,
+                (time.time() - (done - inflight.started) - inflight.newest) * 1000,
+                (inflight.folded - inflight.started) * 1000,
+                (done - inflight.folded) * 1000,
             )
 
-    def _fold(self, task: Task, batch: list[Any], topics: Topics) -> list[Out]:
-        """A task's part of a batch: its journal and state changes first, then its records."""
-        p = task.partition
-        fold = task.fold
-        kind = self.kind
-        records: list[Record] = []
-        out: list[Out] = []
-        batch.sort(key=lambda m: kind[m.topic()] != "rounds")  # stable: rounds, then bets
-        events = self.metrics.events_in
-        positions = task.positions
-        for message in batch:
-            topic = message.topic()
-            role = kind[topic]
-            events[topic] += 1
-            n = len(records)
-            records.extend(fold.feed(role, message.value()))  # FIXME one entry point
-            if len(records) > n:
-                key = message.key()
-                out.extend(route(record, topics, p, key) for record in records[n:])
-            positions[role] = message.offset() + 1
-        for table_id in sorted(fold.boards_changed):
-            stats = fold.stats(table_id)
-            if stats is not None:
-                out.append(route(stats, topics, p, None))
-        fold.boards_changed.clear()
-        count(records, self.metrics.decisions, self.metrics.rejections)
-        decisions = (topics.settlements, topics.refunds, topics.adjustments)
-        decided = [value for topic, _, _, value in out if topic in decisions and value]
-        return self._journal(task, topics, decided) + out
-
-    def _journal(
-        self, task: Task, topics: Topics, decided: list[bytes], credit: int = 0
-    ) -> list[Out]:
-        """The task's journal (its accepted inputs and the decisions it commits, for the read
-        side) and its state's changes, to partition p of their topics."""
-        p = task.partition
-        journal = task.fold.journal
-        assert journal is not None
-        inputs = [raw for _, raw in journal.accepted]
-        journal.accepted.clear()
-        out: list[Out] = [
-            (topics.accepted, p, None, value) for value in journal_records(inputs, decided)
-        ]
-        if not self.settings.durable_state:
-            journal.clear()
-            return out
-        entries = task.store.entries(task.fold, task.positions, credit)
-        self.metrics.state_written(entries)
-        out.extend((topics.state, p, key, value) for key, value in entries)
-        return out
-
-    def _commit(
-        self, out: list[Out], offsets: list[TopicPartition], partitions: list[int]
-    ) -> dict[tuple[str, int], int] | None:
-        """Commit a transaction; on failure its tasks are built again from what was committed."""
-        assert self.transactions is not None and self.consumer is not None
-        try:
-            return self.transactions.commit(out, offsets, self.consumer.consumer_group_metadata())
-        except (Aborted, Fenced) as error:
-            denied = self.refusal(error)
-            if denied is not None:
-                raise denied from error
-            log.warning(
-                "tasks %s: transaction failed (%s); rebuilding from what was committed",
-                sorted(partitions),
-                error,
-            )
-            if isinstance(error, Fenced):
-                self._new_producer()
-            for p in partitions:
-                self.tasks.pop(p, None)
-            self.rebuild.update(partitions)
-            return None
+    def _failed(self, error: Aborted | Fenced, partitions: list[int]) -> None:
+        """A transaction failed: its tasks are built again from what was committed."""
+        denied = self.refusal(error)
+        if denied is not None:
+            raise denied from error
+        log.warning(
+            "tasks %s: transaction failed (%s); rebuilding from what was committed",
+            sorted(partitions),
+            error,
+        )
+        if isinstance(error, Fenced):
+            self._new_producer()
+        for p in partitions:
+            self.tasks.pop(p, None)
+        self.rebuild.update(partitions)
 
     def _new_producer(self) -> None:
         assert self.transactions is not None
@@ -339,13 +337,7 @@ class Engine:
         self.tasks.clear()
 
     def _committed(
-        self,
-        task: Task,
-        ends: dict[tuple[str, int], int],
-        done: float,
-        out: int,
-        started: float,
-        folded: float,
+        self, task: Task, ends: dict[tuple[str, int], int], done: float, inflight: Inflight
     ) -> None:
         assert self.topics is not None
         p = task.partition
@@ -358,9 +350,9 @@ class Engine:
                 "commit %.0f ms",
                 p,
                 done - task.ready_at,
-                out,
-                (folded - started) * 1000,
-                (done - folded) * 1000,
+                inflight.out,
+                (inflight.folded - inflight.started) * 1000,
+                (done - inflight.folded) * 1000,
             )
             task.ready_at = None
 
@@ -385,15 +377,20 @@ class Engine:
 
     def write_state(self, task: Task, credit: int = 0) -> bool:
         """A transaction of the task's state alone (a refold's whole state, or the next part of a
-        rewrite); False when it failed and the task is to be built again."""
-        assert self.topics is not None
-        out = self._journal(task, self.topics, [], credit)
-        offsets = [  # sent again, so that a worker no longer in the group cannot write it
-            TopicPartition(topic, task.partition, task.positions[role])
-            for role, topic in zip(ROLES, self.settings.inputs, strict=True)
-        ]
-        ends = self._commit(out, offsets, [task.partition])
-        if ends is None:
+        rewrite), committed before it returns; False when it failed and the task is to be built
+        again. The task's offsets go with it, so that a worker no longer in the group cannot
+        write it."""
+        assert self.topics is not None and self.transactions is not None
+        assert self.consumer is not None
+        self.settle()
+        out = batch.journal(
+            task, self.topics, [], self.metrics, durable=self.settings.durable_state, credit=credit
+        )
+        group = self.consumer.consumer_group_metadata()
+        try:
+            ends = self.transactions.commit(out, self._offsets([task.partition]), group)
+        except (Aborted, Fenced) as error:
+            self._failed(error, [task.partition])
             return False
         if task.store.committed(ends.get((self.topics.state, task.partition))):
             self._rewritten(task)
@@ -401,12 +398,14 @@ class Engine:
 
     def _rewrite_idle(self) -> None:
         """Without input, a rewrite in progress goes on in a transaction of its own."""
+        self.settle()
         for task in list(self.tasks.values()):
             if task.store.rewriting:
                 self.write_state(task, IDLE_CREDIT)
 
     def _rebuild(self) -> None:
         assert self.consumer is not None
+        self.settle()
         mine = {tp.partition for tp in self.consumer.assignment()}
         again = sorted(p for p in self.rebuild if p in mine)
         self.rebuild.clear()
@@ -416,6 +415,7 @@ class Engine:
     def _retry_blocked(self) -> None:
         """Try blocked tasks again now and then: the operator may have repaired them."""
         assert self.consumer is not None
+        self.settle()
         self.blocked_at = time.monotonic()
         mine = {tp.partition for tp in self.consumer.assignment()}
         again = sorted(p for p in self.blocked if p in mine and p not in self.tasks)

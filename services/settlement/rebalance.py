@@ -27,6 +27,7 @@ log = logging.getLogger("croupier.engine")
 def assigned(engine: Engine, consumer: Consumer, partitions: list[TopicPartition]) -> None:
     """The group's new assignment of this worker: keep, build or block each task, then read."""
     s = engine.settings
+    engine.settle()
     wanted = sorted({tp.partition for tp in partitions})
     for p in wanted:
         have = {tp.topic for tp in partitions if tp.partition == p}
@@ -62,12 +63,15 @@ def assigned(engine: Engine, consumer: Consumer, partitions: list[TopicPartition
 
 def revoked(engine: Engine, partitions: list[TopicPartition]) -> None:
     """Tasks are kept until the assignment that follows: one that stays here needs no restore;
-    one another worker took meanwhile no longer matches its committed offsets, and is built."""
+    one another worker took meanwhile no longer matches its committed offsets, and is built.
+    The transaction being committed ends first: none is open across a rebalance."""
+    engine.settle()
 
 
 def lost(engine: Engine, partitions: list[TopicPartition]) -> None:
     """The group went on without this worker (its session expired): its tasks may be another's
     by now, so none is kept; those assigned here again are built from what was committed."""
+    engine.settle()
     for p in {tp.partition for tp in partitions}:
         engine.tasks.pop(p, None)
         engine.metrics.pending.pop(p, None)

@@ -17,7 +17,8 @@ state that it no longer holds (`stale`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import Final
 
 from services.settlement import state
@@ -62,8 +63,9 @@ class Store:
     """State records and bytes written since the last whole rewrite completed (or left unread)."""
     live: tuple[int, int] = (0, 0)
     """Records and bytes the last whole rewrite wrote (or the live state restored)."""
-    writing: tuple[int, int] = (0, 0)
-    """State records and bytes of the transaction being written."""
+    writing: deque[tuple[int, int]] = field(default_factory=deque)
+    """State records and bytes of each transaction written and not yet committed, oldest first
+    (the worker folds the next batch while the last one commits)."""
 
     @classmethod
     def restored(cls, found: Found | None, stale: frozenset[bytes] | None) -> Store:
@@ -93,21 +95,20 @@ class Store:
             entries.extend((key, None) for key in sorted(self.stale - kept))
             snapshot = self.end or 0
         entries.append(state.position_entry(at["rounds"], at["bets"], snapshot, state.count(fold)))
-        self.writing = (len(entries), _size(entries))
+        self.writing.append((len(entries), _size(entries)))
         return entries
 
     def committed(self, end: int | None) -> bool:
         """The transaction was committed, its last state record before `end`; True when it
         completed a whole rewrite (restores start there from now on)."""
+        written = self.writing.popleft()
         if self.stale is not None:
-            self.snapshot, self.live, self.tail = self.end or 0, self.writing, (0, 0)
+            self.snapshot, self.live, self.tail = self.end or 0, written, (0, 0)
             self.stale = None
             self.end = end if end is not None else self.end
-            self.writing = (0, 0)
             return True
         self.end = end if end is not None else self.end
-        self.tail = (self.tail[0] + self.writing[0], self.tail[1] + self.writing[1])
-        self.writing = (0, 0)
+        self.tail = (self.tail[0] + written[0], self.tail[1] + written[1])
         rewrite = self.rewrite
         if rewrite is None or not rewrite.done:
             return False

@@ -79,6 +79,8 @@ class Transactions:
             }
         )
         self.ends: dict[tuple[str, int], int] = {}
+        self._committing: threading.Thread | None = None
+        self._failure: list[BaseException] = []
 
     def start(self) -> None:
         """Register the transactional id (aborting any transaction its last process left)."""
@@ -91,52 +93,97 @@ class Transactions:
     def commit(
         self, messages: Sequence[Out], offsets: list[TopicPartition], group: Any
     ) -> dict[tuple[str, int], int]:
-        """Send the messages and the offsets in one transaction; the offset after the last record
-        of each partition written to with a known partition. Raises Aborted or Fenced."""
+        """One transaction of these messages and offsets, committed before it returns."""
+        self.send(messages, offsets, group)
+        self.commit_behind()
+        return self.settle()
+
+    def send(self, messages: Sequence[Out], offsets: list[TopicPartition], group: Any) -> None:
+        """Begin a transaction and send the messages and the input offsets in it (the group's
+        metadata names the consumer's generation: an older one is refused). Raises Aborted or
+        Fenced."""
         self.ends = {}
         try:
             self.producer.begin_transaction()
-            self._send(messages)
+            self._produce(messages)
             if offsets:
                 self._bounded(
                     "send_offsets_to_transaction",
                     lambda: self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT),
                 )
-            self._commit()
         except KafkaException as error:
             self._failed(error)
+
+    def commit_behind(self) -> None:
+        """Commit the transaction in a thread of its own, while the caller folds the next batch
+        (librdkafka waits for the brokers with the interpreter lock released)."""
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self._commit()
+            except BaseException as error:
+                failure.append(error)
+
+        self._committing = threading.Thread(target=run, name="croupier-commit", daemon=True)
+        self._failure = failure
+        self._committing.start()
+
+    @property
+    def committing(self) -> bool:
+        return self._committing is not None
+
+    def settle(self) -> dict[tuple[str, int], int]:
+        """Wait for the transaction being committed: the offset after the last record of each
+        partition written with a known partition. Raises Aborted or Fenced."""
+        thread, self._committing = self._committing, None
+        if thread is None:
+            return self.ends
+        thread.join(WATCHDOG)
+        if thread.is_alive():
+            LEFT_BEHIND.append(self.producer)
+            raise Fenced(f"commit_transaction did not return in {WATCHDOG:.0f} s; given up")
+        if self._failure:
+            error = self._failure[0]
+            if isinstance(error, KafkaException):
+                self._failed(error)
+            raise error
         return self.ends
 
-    def _send(self, messages: Sequence[Out]) -> None:
+    def _produce(self, messages: Sequence[Out]) -> None:
+        """Hand the messages to librdkafka: keyed ones to their key's partition, the others to
+        theirs; the last of each known partition reports its offset (ends)."""
         produce = self.producer.produce
         last: dict[tuple[str, int], int] = {}
         for n, (topic, partition, _, _) in enumerate(messages):
             if partition is not None:
                 last[(topic, partition)] = n
         marked = set(last.values())
+        delivered = self._delivered
         for n, (topic, partition, key, value) in enumerate(messages):
-            extra: dict[str, Any] = {} if partition is None else {"partition": partition}
-            if n in marked:
-                extra["on_delivery"] = self._delivered
-            while True:
-                try:
-                    produce(topic, value, key, **extra)
-                    break
-                except BufferError:
-                    self.producer.poll(0.05)
-        self.producer.flush(TIMEOUT)
+            try:
+                if partition is None:
+                    produce(topic, value, key)
+                elif n in marked:
+                    produce(topic, value, key, partition, on_delivery=delivered)
+                else:
+                    produce(topic, value, key, partition)
+            except BufferError:
+                self.producer.poll(0.05)
+                self._produce(messages[n:])
+                return
 
     def _delivered(self, error: KafkaError | None, message: Any) -> None:
         if error is None:
             self.ends[(message.topic(), message.partition())] = message.offset() + 1
 
     def _commit(self) -> None:
+        """Commit, again while librdkafka says it may be retried (run by `commit_behind`, whose
+        `settle` gives it WATCHDOG seconds)."""
         deadline = time.monotonic() + TIMEOUT
         while True:
             try:
-                self._bounded(
-                    "commit_transaction", lambda: self.producer.commit_transaction(TIMEOUT)
-                )
+                self.producer.commit_transaction(TIMEOUT)
                 return
             except KafkaException as error:
                 cause = error.args[0]

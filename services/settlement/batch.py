@@ -1,0 +1,83 @@
+"""A task's part of a batch: the messages it read folded into what its transaction writes.
+
+Its journal (the inputs the fold accepted, verbatim, then the decisions it commits) and its
+state's changes come first, to partition p of `accepted` and of the state topic, then its records
+(`routing`). The fold is fed the messages of `rounds` before those of `bets` (a bet then finds
+its round's fate more often, and waits less); the records are the same in any order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.journal import records as journal_records
+from schemas.records import Record
+from services.settlement.metrics import Metrics
+from services.settlement.restore import Task
+from services.settlement.routing import Message, Topics, count, route
+
+
+def fold(
+    task: Task,
+    messages: list[Any],
+    topics: Topics,
+    kinds: dict[str, str],
+    metrics: Metrics,
+    durable: bool,
+) -> list[Message]:
+    """Fold a task's messages (confluent-kafka's, in offset order per partition) and give the
+    messages of its transaction; the task's positions move past them."""
+    p = task.partition
+    state = task.fold
+    records: list[Record] = []
+    out: list[Message] = []
+    messages.sort(key=lambda m: kinds[m.topic()] != "rounds")  # stable: rounds, then bets
+    events = metrics.events_in
+    positions = task.positions
+    for message in messages:
+        topic = message.topic()
+        role = kinds[topic]
+        events[topic] += 1
+        n = len(records)
+        state.feed(role, message.value(), records)
+        if len(records) > n:
+            key = message.key()
+            out.extend(route(record, topics, p, key) for record in records[n:])
+        positions[role] = message.offset() + 1
+    for table_id in sorted(state.boards_changed):
+        stats = state.stats(table_id)
+        if stats is not None:
+            out.append(route(stats, topics, p, None))
+    state.boards_changed.clear()
+    count(records, metrics.decisions, metrics.rejections)
+    decisions = (topics.settlements, topics.refunds, topics.adjustments)
+    decided = [value for topic, _, _, value in out if topic in decisions and value]
+    return journal(task, topics, decided, metrics, durable=durable) + out
+
+
+def journal(
+    task: Task,
+    topics: Topics,
+    decided: list[bytes],
+    metrics: Metrics,
+    *,
+    durable: bool,
+    credit: int = 0,
+) -> list[Message]:
+    """The task's journal (its accepted inputs and the decisions it commits, for the read side)
+    and, with durable state, its state's changes, to partition p of their topics."""
+    p = task.partition
+    kept = task.fold.journal
+    assert kept is not None
+    inputs = [raw for _, raw in kept.accepted]
+    kept.accepted.clear()
+    out: list[Message] = [
+        (topics.accepted, p, None, value) for value in journal_records(inputs, decided)
+    ]
+    if not durable:
+        kept.clear()
+        return out
+    entries = task.store.entries(task.fold, task.positions, credit)
+    metrics.state_written(entries)
+    out.extend((topics.state, p, key, value) for key, value in entries)
+    return out
