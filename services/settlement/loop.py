@@ -22,11 +22,10 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from services.security import clients
 from services.security.denied import AccessDenied, explain
 from services.security.login import Unreachable, check
 from services.settings import Settings
-from services.settlement import batch, changelog, rebalance
+from services.settlement import batch, changelog, group, rebalance
 from services.settlement.metrics import Metrics
 from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
@@ -127,27 +126,12 @@ class Engine:
             raise RuntimeError("; ".join(problems))
         self.transactions = Transactions(s)
         self._retrying("transactions", self.transactions.start, KafkaException)
-        self.consumer = Consumer(
-            {
-                **clients.librdkafka(s),
-                "group.id": s.group_id,
-                "client.id": f"{s.group_id}-consumer",
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-                "partition.assignment.strategy": "range",
-                "session.timeout.ms": s.session_timeout_ms,
-                "heartbeat.interval.ms": max(100, s.session_timeout_ms // 3),
-                "max.partition.fetch.bytes": 4 * 1024 * 1024,
-                "fetch.max.bytes": 16 * 1024 * 1024,
-                "fetch.wait.max.ms": 100,
-                "error_cb": self._consumer_error,
-                **({"group.instance.id": s.instance_id} if s.instance_id else {}),
-            }
-        )
+        self.consumer = group.consumer(s, self._consumer_error)
         try:
-            self.topics = self._retrying("output partitions", self._topics, KafkaException)
+            consumer = self.consumer
+            self.topics = self._retrying(
+                "output partitions", lambda: group.topics(consumer, s), KafkaException
+            )
             self.consumer.subscribe(
                 list(s.inputs),
                 on_assign=self._on_assign,
@@ -187,27 +171,6 @@ class Engine:
                     raise
                 log.warning("%s: broker not reachable (%r); retrying in 1 s", what, error)
                 time.sleep(1)
-
-    def _topics(self) -> Topics:
-        """The outputs' names, and a check that task p can write partition p of its own."""
-        s = self.settings
-        assert self.consumer is not None
-        metadata = self.consumer.list_topics(timeout=30)
-        counts = {}
-        for topic in (*s.inputs, *s.outputs, s.topic_state):
-            found = metadata.topics.get(topic)
-            if found is None or found.error is not None:
-                raise KafkaException(found.error if found else KafkaError(3, f"no topic {topic}"))
-            counts[topic] = len(found.partitions)
-        inputs = counts[s.topic_rounds]
-        for topic in (s.topic_accepted, s.topic_state):
-            if counts[topic] < inputs:
-                raise RuntimeError(
-                    f"{topic} has {counts[topic]} partitions and {s.topic_rounds} {inputs}: task "
-                    f"p writes partition p of it; add partitions to {topic} "
-                    "(kafka-topics --alter --partitions) before starting workers"
-                )
-        return Topics.of(s, counts[s.topic_rejected])
 
     def _consumer_error(self, error: KafkaError) -> None:
         if error.fatal():

@@ -1,13 +1,13 @@
 """A task's state store: what each transaction writes of its fold's state, and where a restore
 of it starts (pure; the model is Kafka Streams' state store and its changelog).
 
-Every transaction writes what its batch changed (`state.changes`: the changed tables, boards,
+Every transaction writes what its batch changed (`capture.changes`: the changed tables, boards,
 rounds and new segments of bets; tombstones for forgotten rounds) and last the task's position
 record: the input offsets its state is the fold of, and the offset of its state partition a
 restore reads from. The changelog is compacted, but compaction lags; so once the records written
 since the last whole rewrite outgrow the live state (or a floor), the store writes the whole
 state again, a part in each transaction, in proportion to what the transaction wrote
-(`state.Rewrite`). When a rewrite completes, every live entry was written at or after its start,
+(`capture.Rewrite`). When a rewrite completes, every live entry was written at or after its start,
 and restores read the partition from there: a restore reads at most about twice the live state,
 whatever the history (docs/DESIGN.md, "The state store").
 
@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final
 
-from services.settlement import state
+from services.settlement import capture, state
 from services.settlement.fold import Fold
 from services.settlement.state import Entry
 
@@ -58,7 +58,7 @@ class Store:
     """The offset after the last state record committed (None: unknown, no rewrite starts)."""
     snapshot: int = 0
     """Where a restore of this task starts reading its state partition."""
-    rewrite: state.Rewrite | None = None
+    rewrite: capture.Rewrite | None = None
     tail: tuple[int, int] = (0, 0)
     """State records and bytes written since the last whole rewrite completed (or left unread)."""
     live: tuple[int, int] = (0, 0)
@@ -90,11 +90,13 @@ class Store:
             if self.rewrite is not None and self.rewrite.done:
                 snapshot = self.rewrite.start
         else:
-            entries = state.snapshot(fold)
+            entries = capture.snapshot(fold)
             kept = {key for key, _ in entries}
             entries.extend((key, None) for key in sorted(self.stale - kept))
             snapshot = self.end or 0
-        entries.append(state.position_entry(at["rounds"], at["bets"], snapshot, state.count(fold)))
+        entries.append(
+            state.position_entry(at["rounds"], at["bets"], snapshot, capture.count(fold))
+        )
         self.writing.append((len(entries), _size(entries)))
         return entries
 
@@ -122,14 +124,14 @@ class Store:
         """The batch's changes, and the next part of a whole rewrite: one starts once the tail
         written since the last one outgrows it (or the floor), and each transaction writes at most
         twice its own changes' bytes of it."""
-        entries = state.changes(fold)
+        entries = capture.changes(fold)
         tail_records, tail_bytes = self.tail
         live_records, live_bytes = self.live
         due = tail_records > max(REWRITE_RECORDS, live_records) or tail_bytes > max(
             REWRITE_BYTES, live_bytes
         )
         if self.rewrite is None and due and self.end is not None:
-            self.rewrite = state.Rewrite(fold, self.end)
+            self.rewrite = capture.Rewrite(fold, self.end)
             self.tail = (0, 0)
         if self.rewrite is None:
             return entries

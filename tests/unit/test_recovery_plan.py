@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.settlement import state
+from services.settlement import capture, state
 from services.settlement.fold import Fold
 from services.settlement.recovery import Blocked, Refold, Restored, plan
 from tests.unit.builders import bet, round_event, rounds, run
@@ -16,7 +16,7 @@ def _log(rounds_at: int = 3, bets_at: int = 2) -> dict[bytes, bytes]:
     fold = Fold(journal=True)
     run(rounds(round_event("opened", game="sicbo")), fold)
     run([("bets", bet(1)), ("bets", bet(2))], fold)
-    entries = [*state.changes(fold), state.position_entry(rounds_at, bets_at)]
+    entries = [*capture.changes(fold), state.position_entry(rounds_at, bets_at)]
     return {key: value for key, value in entries if value is not None}
 
 

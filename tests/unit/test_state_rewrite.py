@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.codec import encode
-from services.settlement import state
+from services.settlement import capture, state
 from services.settlement.fold import Fold
 from services.simulation.streams import Profile, generate, interleave
 from tests.unit.builders import bet, round_event, rounds, run
@@ -55,27 +55,29 @@ def test_a_restore_from_the_last_rewrite_goes_on_as_the_uninterrupted_fold(
 
     topic: list[state.Entry] = []
     first = Fold(horizon=horizon, journal=True)
-    rewrite: state.Rewrite | None = None
+    rewrite: capture.Rewrite | None = None
     snapshot = 0
     for n, batch in enumerate(batches[:cut]):
         assert _feed(first, batch) == expected[n]
-        entries = dict(state.changes(first))
+        entries = dict(capture.changes(first))
         if rewrite is None and rng.random() < 0.3:
-            rewrite = state.Rewrite(first, len(topic))
+            rewrite = capture.Rewrite(first, len(topic))
         if rewrite is not None:
             entries.update(rewrite.step(first, rng.choice([0, 200, 2000, 100_000])))
             if rewrite.done:
                 snapshot, rewrite = rewrite.start, None
         topic.extend(sorted(entries.items()))
-        topic.append(state.position_entry(n, n, snapshot, state.count(first)))
-        assert len(_live(topic)) == state.count(first) + 1
-        assert len(_live(topic, snapshot)) == state.count(first) + 1
+        topic.append(state.position_entry(n, n, snapshot, capture.count(first)))
+        assert len(_live(topic)) == capture.count(first) + 1
+        assert len(_live(topic, snapshot)) == capture.count(first) + 1
 
     restored, start = _restored(topic, horizon)
     assert start == snapshot
     everything = _live(topic)
     del everything[state.TASK_KEY]
-    assert state.snapshot(state.restore(everything, horizon=horizon)) == state.snapshot(restored)
+    assert capture.snapshot(state.restore(everything, horizon=horizon)) == capture.snapshot(
+        restored
+    )
     for n, batch in enumerate(batches[cut:], start=cut):
         assert _feed(restored, batch) == expected[n]
     assert restored.pending == whole.pending
@@ -89,9 +91,9 @@ def test_a_rewrite_joins_a_rounds_small_segments_and_tombstones_the_rest() -> No
     run(rounds(round_event("opened", game="sicbo")), fold)
     for n in range(1, 6):
         run([("bets", bet(n, bet_id=f"B{n}"))], fold)
-        topic.extend(state.changes(fold))
+        topic.extend(capture.changes(fold))
     assert sum(1 for key in _live(topic) if key.startswith(b'["bets"')) == 5
-    rewrite = state.Rewrite(fold, len(topic))
+    rewrite = capture.Rewrite(fold, len(topic))
     part = rewrite.step(fold, 1_000_000)
     assert rewrite.done
     assert dict(part)[state.bets_key("T1", "R1", 0)] is not None
@@ -105,8 +107,8 @@ def test_a_rewrite_waits_for_the_credit_a_part_needs_and_keeps_what_is_left() ->
     fold = Fold(journal=True)
     run(rounds(round_event("opened", game="sicbo")), fold)
     run([("bets", bet(n, bet_id=f"B{n}")) for n in range(1, 201)], fold)
-    state.changes(fold)
-    rewrite = state.Rewrite(fold, 0)
+    capture.changes(fold)
+    rewrite = capture.Rewrite(fold, 0)
     table = rewrite.step(fold, 1000)  # the table's own entry fits, the round of 200 bets not yet
     assert [key for key, _ in table] == [state.table_key("T1")]
     assert not rewrite.done

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.codec import encode
-from services.settlement import state, store
+from services.settlement import capture, state, store
 from services.settlement.fold import Fold
 from services.settlement.store import Found, Store
 from services.simulation.streams import Profile, generate, interleave
@@ -63,7 +63,7 @@ def test_a_restore_of_the_stores_changelog_goes_on_as_the_uninterrupted_fold(
     for n, batch in enumerate(batches[:cut]):
         assert _feed(first, batch) == expected[n]
         _write(topic, shop, first, n + 1, credit=rng.choice([0, 0, 5000]))
-        assert len(_live(topic, shop.snapshot)) == state.count(first) + 1
+        assert len(_live(topic, shop.snapshot)) == capture.count(first) + 1
 
     restored, position = _restore(topic, horizon)
     assert (position.rounds, position.bets) == (cut, cut)
@@ -89,7 +89,7 @@ def test_a_whole_rewrite_starts_once_the_tail_outgrows_the_floor_and_moves_the_s
     assert shop.snapshot > 0
     read = len(topic) - shop.snapshot
     assert read < len(topic) / 2
-    assert len(_live(topic, shop.snapshot)) == state.count(fold) + 1
+    assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
 
 
 def test_after_a_refold_the_first_transaction_writes_the_whole_state_and_tombstones_the_rest() -> (
@@ -105,7 +105,7 @@ def test_after_a_refold_the_first_transaction_writes_the_whole_state_and_tombsto
     entries = shop.entries(fold, {"rounds": 9, "bets": 9})
     tombstones = {key for key, value in entries if value is None}
     assert tombstones == stale
-    assert len(entries) == state.count(fold) + len(stale) + 1
+    assert len(entries) == capture.count(fold) + len(stale) + 1
     position = state.read_position(entries[-1][1] or b"")
     assert position.snapshot == 40
     assert shop.committed(90)

@@ -1,0 +1,60 @@
+"""The worker's member of the settlement group: its consumer, and the topics it writes.
+
+The range assignor gives one worker partition p of both `rounds` and `bets` (co-partitioned by
+table); with `CROUPIER_INSTANCE_ID` the worker is a static member (`group.instance.id`), so a
+replacement with the same id gets its tasks back without a rebalance. Offsets are never committed
+by the consumer: they go in the worker's transactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from confluent_kafka import Consumer, KafkaError, KafkaException
+
+from services.security import clients
+from services.settings import Settings
+from services.settlement.routing import Topics
+
+
+def consumer(s: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
+    """The worker's consumer of `rounds` and `bets` (read_committed)."""
+    return Consumer(
+        {
+            **clients.librdkafka(s),
+            "group.id": s.group_id,
+            "client.id": f"{s.group_id}-consumer",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "range",
+            "session.timeout.ms": s.session_timeout_ms,
+            "heartbeat.interval.ms": max(100, s.session_timeout_ms // 3),
+            "max.partition.fetch.bytes": 4 * 1024 * 1024,
+            "fetch.max.bytes": 16 * 1024 * 1024,
+            "fetch.wait.max.ms": 100,
+            "error_cb": on_error,
+            **({"group.instance.id": s.instance_id} if s.instance_id else {}),
+        }
+    )
+
+
+def topics(consumer: Consumer, s: Settings) -> Topics:
+    """The outputs' names, and a check that task p can write partition p of its own topics."""
+    metadata = consumer.list_topics(timeout=30)
+    counts = {}
+    for topic in (*s.inputs, *s.outputs, s.topic_state):
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            raise KafkaException(found.error if found else KafkaError(3, f"no topic {topic}"))
+        counts[topic] = len(found.partitions)
+    inputs = counts[s.topic_rounds]
+    for topic in (s.topic_accepted, s.topic_state):
+        if counts[topic] < inputs:
+            raise RuntimeError(
+                f"{topic} has {counts[topic]} partitions and {s.topic_rounds} {inputs}: task "
+                f"p writes partition p of it; add partitions to {topic} "
+                "(kafka-topics --alter --partitions) before starting workers"
+            )
+    return Topics.of(s, counts[s.topic_rejected])
