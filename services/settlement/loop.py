@@ -81,6 +81,8 @@ class Engine:
         self.inflight: Inflight | None = None
         """The transaction being committed while the next batch is folded."""
         self.rebuild: set[int] = set()
+        self.rebuild_at = 0.0
+        """Not before this (monotonic) time: a build that failed waits a second."""
         """Tasks whose transaction failed: built again from what was committed, at the next turn."""
 
     def stop(self) -> None:
@@ -148,7 +150,7 @@ class Engine:
                     self.settle()
                     if time.monotonic() - idle > IDLE:
                         self._rewrite_idle()
-                if self.rebuild:
+                if self.rebuild and time.monotonic() >= self.rebuild_at:
                     self._rebuild()
                 if self.blocked and time.monotonic() - self.blocked_at > BLOCKED_RETRY:
                     self._retry_blocked()

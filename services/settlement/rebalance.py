@@ -128,32 +128,34 @@ def _keep(engine: Engine, consumer: Consumer, partitions: list[int]) -> set[int]
 
 
 def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
-    """Build tasks, retrying while the brokers fail; a refolded task writes its whole state at
-    once, so that the next takeover restores it."""
-    while partitions and not engine.stopping.is_set():
-        try:
-            built = restore.build(engine.settings, consumer, partitions, engine.keys)
-        except KafkaException as error:
-            denied = engine.refusal(error)
-            if denied is not None:
-                engine.denied = denied
-                engine.stopping.set()
-                return
-            log.warning("tasks %s: build failed (%s); retrying in 1 s", partitions, error)
-            time.sleep(1)
-            continue
-        for p, reason in built.blocked.items():
-            if engine.blocked.get(p) != reason:
-                log.error("task %d blocked, nothing of it is settled: %s", p, reason)
-            engine.blocked[p] = reason
-            engine.blocked_at = time.monotonic()
-        for p, task in built.ready.items():
-            engine.tasks[p] = task
-            engine.blocked.pop(p, None)
-            engine.metrics.pending[p] = task.fold.pending
-        engine.metrics.blocked = len(engine.blocked)
-        for task in list(built.ready.values()):
-            mine = engine.tasks.get(task.partition) is task
-            if task.store.stale is not None and mine and engine.write_state(task):
-                log.info("task %d: whole state written", task.partition)
+    """Build tasks; a refolded task writes its whole state at once, so that the next takeover
+    restores it. A build the brokers fail is tried again a second later from the loop (which
+    polls the consumer meanwhile, as the group needs), never here."""
+    if not partitions or engine.stopping.is_set():
         return
+    try:
+        built = restore.build(engine.settings, consumer, partitions, engine.keys)
+    except KafkaException as error:
+        denied = engine.refusal(error)
+        if denied is not None:
+            engine.denied = denied
+            engine.stopping.set()
+            return
+        log.warning("tasks %s: build failed (%s); retrying in 1 s", partitions, error)
+        engine.rebuild.update(partitions)
+        engine.rebuild_at = time.monotonic() + 1
+        return
+    for p, reason in built.blocked.items():
+        if engine.blocked.get(p) != reason:
+            log.error("task %d blocked, nothing of it is settled: %s", p, reason)
+        engine.blocked[p] = reason
+        engine.blocked_at = time.monotonic()
+    for p, task in built.ready.items():
+        engine.tasks[p] = task
+        engine.blocked.pop(p, None)
+        engine.metrics.pending[p] = task.fold.pending
+    engine.metrics.blocked = len(engine.blocked)
+    for task in list(built.ready.values()):
+        mine = engine.tasks.get(task.partition) is task
+        if task.store.stale is not None and mine and engine.write_state(task):
+            log.info("task %d: whole state written", task.partition)

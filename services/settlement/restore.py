@@ -25,7 +25,7 @@ from services.settlement.store import Positions, Store
 from services.signing.signature import TableKeys
 
 log = logging.getLogger("croupier.engine")
-TIMEOUT = 30.0
+TIMEOUT = 10.0
 STABLE_WAIT = 120.0
 """Seconds to wait for a previous owner's open transaction to end before the build fails."""
 
