@@ -26,7 +26,7 @@ from services.signing.signature import TableKeys
 
 log = logging.getLogger("croupier.engine")
 TIMEOUT = 10.0
-STABLE_WAIT = 120.0
+STABLE_WAIT = 30.0
 """Seconds to wait for a previous owner's open transaction to end before the build fails."""
 
 
