@@ -110,6 +110,20 @@ def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
     return logs
 
 
+def open_transactions(settings: Settings, ends: dict[int, int]) -> list[int]:
+    """The state partitions whose records go on past `ends` (their last stable offset, as read):
+    a transaction is open on them."""
+    consumer = reader(settings, **{"isolation.level": "read_uncommitted"})
+    try:
+        return [
+            p
+            for p, end in ends.items()
+            if bounds_of(consumer, TopicPartition(settings.topic_state, p))[1] > end
+        ]
+    finally:
+        consumer.close()
+
+
 def bounds_of(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
     """The first offset a partition holds and its last stable offset (read_committed's end)."""
     first, end = consumer.get_watermark_offsets(tp, timeout=TIMEOUT, cached=False)

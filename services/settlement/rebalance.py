@@ -135,7 +135,7 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         return
     try:
         built = restore.build(engine.settings, consumer, partitions, engine.keys)
-    except KafkaException as error:
+    except (KafkaException, restore.Unsettled) as error:
         denied = engine.refusal(error)
         if denied is not None:
             engine.denied = denied

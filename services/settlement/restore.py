@@ -17,7 +17,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from services import collector
 from services.settings import Settings
-from services.settlement import changelog
+from services.settlement import changelog, state
 from services.settlement.fold import Fold
 from services.settlement.recovery import ROLES, Blocked, Refold, Restored, plan
 from services.settlement.rounds import Journal
@@ -67,6 +67,7 @@ def build(settings: Settings, consumer: Consumer, partitions: list[int], keys: T
     finally:
         reader.close()
     logs = changelog.read(s, partitions) if s.durable_state else {}
+    _settled(s, logs, committed)
     read = time.monotonic()
     for p, found in logs.items():
         if found.note is not None:
@@ -126,6 +127,53 @@ def build(settings: Settings, consumer: Consumer, partitions: list[int], keys: T
         time.process_time() - cpu,
     )
     return built
+
+
+class Unsettled(Exception):
+    """A state partition's committed records end behind the offsets its group committed, and a
+    transaction left open on it holds them back: the build waits for it to end."""
+
+
+PATIENCE = 60.0
+"""Seconds a build waits for such a transaction before it takes the state as it reads."""
+_behind_since: dict[tuple[str, int], float] = {}
+
+
+def _settled(
+    s: Settings, logs: dict[int, changelog.Log], committed: dict[tuple[str, int], int | None]
+) -> None:
+    """Raise Unsettled while a task's state read ends behind its committed offsets because a
+    transaction is open on its partition (a worker that died or was given up mid-transaction:
+    its records, before the last stable offset, hold back those committed after them). The
+    brokers abort it within the transaction timeout; then the state is whole again."""
+    behind = []
+    for p, found in logs.items():
+        raw = found.entries.get(state.TASK_KEY)
+        try:
+            position = None if raw is None else state.read_position(raw)
+        except state.StateError:
+            continue
+        at = {"rounds": -1, "bets": -1} if position is None else vars_of(position)
+        if any((committed[(role, p)] or 0) > at[role] for role in ROLES):
+            behind.append(p)
+    now = time.monotonic()
+    for key in [k for k in _behind_since if k[0] == s.topic_state and k[1] not in behind]:
+        del _behind_since[key]
+    if not behind:
+        return
+    open_ = changelog.open_transactions(s, {p: logs[p].end for p in behind})
+    waiting = [
+        p for p in open_ if now - _behind_since.setdefault((s.topic_state, p), now) < PATIENCE
+    ]
+    if waiting:
+        raise Unsettled(
+            f"{s.topic_state} partitions {waiting}: the state ends behind the committed offsets "
+            "while a transaction is open there; waiting for it to end"
+        )
+
+
+def vars_of(position: state.Position) -> dict[str, int]:
+    return {"rounds": position.rounds, "bets": position.bets}
 
 
 def stable_offsets(
