@@ -1,10 +1,11 @@
 """`croupier worker`: the faust-streaming worker that hosts the settlement engine.
 
 faust runs the process: logging, signals, the web server (health, metrics) and the service life
-cycle. The settlement itself is the engine's transactional consume-fold-produce loop on librdkafka
-(`loop.Engine`), in a thread of its own, rather than a faust agent: faust's exactly-once mode maps
-a transaction to an output record's partition (outputs here are keyed by player, not by table),
-and its client (aiokafka) moves half of what librdkafka does; see docs/DESIGN.md.
+cycle. The settlement itself is an engine's transactional consume-fold-produce loop rather than a
+faust agent (faust's exactly-once mode maps a transaction to an output record's partition, and
+outputs here are keyed by player): the aiokafka engine (`aio_engine.Engine`, on the worker's event
+loop; the default) or the librdkafka one (`loop.Engine`, in a thread of its own;
+CROUPIER_ENGINE=librdkafka); see docs/DESIGN.md.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from mode import Service
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
-from services.settlement.loop import Engine
+from services.settlement import aio_engine, loop
 from services.settlement.metrics import render
 
 log = logging.getLogger("croupier.worker")
@@ -37,6 +38,9 @@ def free_port(host: str) -> int:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+Engine = aio_engine.Engine | loop.Engine
 
 
 def create_app(settings: Settings) -> tuple[Any, Engine]:
@@ -57,7 +61,9 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
     # No faust agents or tables, so no faust consumer group: joining one cost every takeover the
     # dead member's session (seconds) before the engine even started (docs/DESIGN.md, Recovery).
     app.producer_only = True
-    engine = Engine(settings)
+    engine: Engine = (
+        loop.Engine(settings) if settings.engine == "librdkafka" else aio_engine.Engine(settings)
+    )
 
     @app.service
     class SettlementService(Service):
@@ -70,7 +76,10 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
             """A failed engine takes the worker down loudly rather than leaving it idle; one the
             brokers refused exits with code 2 and the refusal (its /health says it meanwhile)."""
             try:
-                await asyncio.get_running_loop().run_in_executor(None, engine.run)
+                if isinstance(engine, loop.Engine):
+                    await asyncio.get_running_loop().run_in_executor(None, engine.run)
+                else:
+                    await engine.run()
             except AccessDenied as error:
                 log.critical("croupier worker: %s", error)
                 await asyncio.sleep(DENIED_GRACE)  # for /health to be read
@@ -90,15 +99,16 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
         """200 while every task assigned here runs; 503 naming each blocked task and why, or the
         brokers' refusal of this worker's principal."""
         blocked = {str(p): reason for p, reason in sorted(dict(engine.blocked).items())}
+        tasks = sorted(list(engine.tasks))
         if engine.denied is not None:
             return web.json({"status": "denied", "error": str(engine.denied)}, status=503)
         return web.json(
             {
                 "status": "blocked" if blocked else "ok",
-                "tasks": sorted(list(engine.tasks)),
+                "tasks": tasks,
                 "blocked": blocked,
                 "pending_bets": sum(list(engine.metrics.pending.values())),
-                "transactional_id": engine.transactional_id,
+                "transactional_ids": {str(p): engine.transactional_id_of(p) for p in tasks},
             },
             status=503 if blocked else 200,
         )

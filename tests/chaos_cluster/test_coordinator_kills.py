@@ -40,7 +40,7 @@ def test_the_coordinators_of_a_tasks_transactions_and_of_the_group_killed_lose_n
             def coordinator(r: Settling, role: str = role, what: list[str] = what) -> int:
                 if role == "transaction":
                     health = workers.owner(r.partition).health() or {}
-                    txn = health["transactional_id"]  # one producer per worker
+                    txn = health["transactional_ids"][str(r.partition)]
                     what.append(f"the coordinator of task {r.partition}'s transactions")
                     return nodes.transaction_coordinator(txn)
                 what.append("the group coordinator")
