@@ -17,7 +17,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
@@ -32,7 +31,13 @@ from services.settlement.restore import Task
 from services.settlement.routing import Message as Out
 from services.settlement.routing import Topics
 from services.settlement.store import IDLE_CREDIT
-from services.settlement.transaction import Aborted, Fenced, Transactions, transactional_id
+from services.settlement.transaction import (
+    Aborted,
+    Fenced,
+    Inflight,
+    Transactions,
+    transactional_id,
+)
 from services.signing.keys import load as load_keys
 from services.topics import broker_errors, ensure
 
@@ -45,18 +50,6 @@ BLOCKED_RETRY = 30.0
 """Seconds between two attempts to start a blocked task."""
 LOUD = 1000
 """Transactions with at least this many records out are logged with where their time went."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Inflight:
-    """A transaction sent and committing: its tasks, size and times (monotonic; newest: the
-    newest input's timestamp, epoch seconds)."""
-
-    partitions: list[int]
-    out: int
-    started: float
-    folded: float
-    newest: float
 
 
 class Engine:
@@ -82,6 +75,8 @@ class Engine:
         """The transaction being committed while the next batch is folded."""
         self.rebuild: set[int] = set()
         self.rebuild_at = 0.0
+        self.assignments = 0
+        """Counts the rebalance callbacks run, to tell a batch read across one."""
         """Not before this (monotonic) time: a build that failed waits a second."""
         """Tasks whose transaction failed: built again from what was committed, at the next turn."""
 
@@ -146,7 +141,13 @@ class Engine:
             )
             idle = time.monotonic()
             while not self.stopping.is_set():
+                assignments = self.assignments
                 messages = changelog.take(self.consumer, s.batch_records, 0.2)
+                if self.assignments != assignments:
+                    # tasks were built inside `take`: what it returned may have been fetched
+                    # before (past their positions); dropped, and read again from them
+                    rebalance.reposition(self, self.consumer)
+                    continue
                 if messages:
                     idle = time.monotonic()
                     self._process(messages)
@@ -188,12 +189,15 @@ class Engine:
     # -- rebalances (the consumer calls these from consume(), between two batches) --
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.assignments += 1
         rebalance.assigned(self, consumer, partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.assignments += 1
         rebalance.revoked(self, partitions)
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.assignments += 1
         rebalance.lost(self, partitions)
 
     # -- batches --

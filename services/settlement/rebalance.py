@@ -96,6 +96,15 @@ def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         consumer.resume(tps)
 
 
+def reposition(engine: Engine, consumer: Consumer) -> None:
+    """Position the consumer on every task's next offsets again (a batch read across a rebalance
+    was dropped)."""
+    s = engine.settings
+    for p, task in list(engine.tasks.items()):
+        for role, topic in zip(ROLES, s.inputs, strict=True):
+            _seek(consumer, TopicPartition(topic, p, task.positions[role]))
+
+
 def _seek(consumer: Consumer, tp: TopicPartition) -> None:
     """Position the consumer (a partition just resumed may not be fetching yet: retried)."""
     for attempt in range(50):

@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
@@ -37,6 +38,18 @@ librdkafka's coordinator requests can outlive their timeout when the coordinator
 LEFT_BEHIND: list[Producer] = []
 """Producers given up while a call of theirs was still running: kept, since freeing one then would
 crash the process; each is fenced by the producer that replaces it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Inflight:
+    """A transaction sent and committing: its tasks, size and times (monotonic; newest: the
+    newest input's timestamp, epoch seconds)."""
+
+    partitions: list[int]
+    out: int
+    started: float
+    folded: float
+    newest: float
 
 
 class Fenced(Exception):
