@@ -22,9 +22,10 @@ from tests.chaos_cluster.nodes import NODES, Nodes
 LONG = 90.0 if FULL else 30.0
 """Seconds one node stays down."""
 OUTAGE = 75.0 if FULL else 20.0
-"""Seconds two nodes stay down before they are restarted (restarting takes some more). Longer than a
-transaction may stay open (CROUPIER_TRANSACTION_TIMEOUT_MS, 10 s): should the coordinator abort
-the open one, or the worker give its producer up, the tasks rebuild from what was committed."""
+"""Seconds two nodes stay down before they are restarted (restarting takes some more). In full,
+longer than a transaction may stay open (aiokafka's transaction_timeout_ms, 60 s): should the
+coordinator abort the open one, the task rebuilds from what was committed (in the runs so far
+it had no quorum to abort it in, and the transaction committed when the nodes were back)."""
 
 
 def test_one_node_down_for_a_long_stretch_leaves_every_round_settled_on_two_replicas(
