@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-untyped]
@@ -19,6 +18,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-unt
 from services.security import clients
 from services.settings import Settings
 from services.settlement import state
+from services.settlement.changelog import Log, miscounted, start_of
 from services.settlement.state import StateError
 
 WINDOW = 512
@@ -28,21 +28,6 @@ FETCH_WAIT_MS = 10
 """How long the broker may hold a fetch that finds nothing new (the default, 500 ms, was paid once
 or twice per restore: the reader's first fetch, made before it is positioned, waits at the end of
 the partitions, and a seek waits for it to come back)."""
-
-
-@dataclass(kw_only=True)
-class Log:
-    """The live entries of one task's state partition from `start` to `end`, and what reading
-    them cost."""
-
-    entries: dict[bytes, bytes]
-    records: int = 0
-    size: int = 0
-    seconds: float = 0.0
-    start: int = 0
-    end: int = 0
-    note: str | None = None
-    """Why the partition was read whole after all, if it was."""
 
 
 async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
@@ -70,9 +55,9 @@ async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
         firsts = await reader.beginning_offsets(tps)
         ends = await reader.end_offsets(tps)
         positions = await _positions(reader, firsts, ends)
-        starts = {tp: _start(positions.get(tp), firsts[tp], ends[tp]) for tp in tps}
+        starts = {tp: start_of(positions.get(tp), firsts[tp], ends[tp]) for tp in tps}
         await _entries(reader, tps, starts, ends, logs)
-        again = [tp for tp in tps if _miscounted(logs[tp.partition], positions.get(tp), firsts[tp])]
+        again = [tp for tp in tps if miscounted(logs[tp.partition], positions.get(tp), firsts[tp])]
         for tp in again:
             log = logs[tp.partition]
             held = len(log.entries) - (state.TASK_KEY in log.entries)
@@ -88,19 +73,6 @@ async def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
     for log in logs.values():
         log.seconds = time.monotonic() - started
     return logs
-
-
-def _start(position: state.Position | None, first: int, end: int) -> int:
-    """Where to read a partition from: its last rewrite's start, within what it holds."""
-    return min(max(first, 0 if position is None else position.snapshot), end)
-
-
-def _miscounted(log: Log, position: state.Position | None, first: int) -> bool:
-    """A read from a rewrite's start that did not find the entries its position counts (the topic
-    was copied at other offsets, say): the partition is read whole instead."""
-    if position is None or position.entries < 0 or log.start <= first:
-        return False
-    return len(log.entries) - (state.TASK_KEY in log.entries) != position.entries
 
 
 async def _entries(

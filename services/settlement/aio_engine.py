@@ -36,6 +36,7 @@ from services.security.login import Unreachable, login
 from services.settings import Settings
 from services.settlement import aio_changelog as changelog
 from services.settlement import capture, state
+from services.settlement.changelog import Log
 from services.settlement.fold import Fold
 from services.settlement.metrics import Metrics
 from services.settlement.outbox import Message, Partitioner, send_all
@@ -664,7 +665,7 @@ class Engine:
             time.process_time() - cpu,
         )
 
-    async def _read_state(self, partitions: list[int]) -> dict[int, changelog.Log]:
+    async def _read_state(self, partitions: list[int]) -> dict[int, Log]:
         return (
             await changelog.read(self.settings, partitions) if self.settings.durable_state else {}
         )
@@ -672,7 +673,7 @@ class Engine:
     def _plan(
         self,
         p: int,
-        found: changelog.Log | None,
+        found: Log | None,
         inputs: dict[str, TopicPartition],
         offsets: tuple[dict[TopicPartition, int | None], dict[TopicPartition, int]],
     ) -> Start:

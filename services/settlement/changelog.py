@@ -90,9 +90,9 @@ def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
         firsts = {p: first for p, (first, _) in bounds.items()}
         ends = {p: end for p, (_, end) in bounds.items()}
         positions = _positions(consumer, settings.topic_state, firsts, ends)
-        starts = {p: _start(positions.get(p), firsts[p], ends[p]) for p in partitions}
+        starts = {p: start_of(positions.get(p), firsts[p], ends[p]) for p in partitions}
         _entries(consumer, settings.topic_state, starts, ends, logs)
-        again = [p for p in partitions if _miscounted(logs[p], positions.get(p), firsts[p])]
+        again = [p for p in partitions if miscounted(logs[p], positions.get(p), firsts[p])]
         for p in again:
             log = logs[p]
             held = len(log.entries) - (state.TASK_KEY in log.entries)
@@ -174,12 +174,12 @@ def take(consumer: Consumer, most: int, timeout: float) -> list[Any]:
     return [first, *consumer.consume(num_messages=most - 1, timeout=0)]
 
 
-def _start(position: state.Position | None, first: int, end: int) -> int:
+def start_of(position: state.Position | None, first: int, end: int) -> int:
     """Where to read a partition from: its last rewrite's start, within what it holds."""
     return min(max(first, 0 if position is None else position.snapshot), end)
 
 
-def _miscounted(log: Log, position: state.Position | None, first: int) -> bool:
+def miscounted(log: Log, position: state.Position | None, first: int) -> bool:
     """A read from a rewrite's start that did not find the entries its position counts (the topic
     was copied at other offsets, say): the partition is read whole instead."""
     if position is None or position.entries < 0 or log.start <= first:

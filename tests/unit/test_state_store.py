@@ -14,18 +14,9 @@ from services.settlement import capture, state, store
 from services.settlement.fold import Fold
 from services.settlement.store import Found, Store
 from services.simulation.streams import Profile, generate, interleave
+from tests.unit.test_state_rewrite import _live
 
 SEEDS = st.integers(min_value=0, max_value=2**32)
-
-
-def _live(topic: list[state.Entry], start: int = 0) -> dict[bytes, bytes]:
-    log: dict[bytes, bytes] = {}
-    for key, value in topic[start:]:
-        if value is None:
-            log.pop(key, None)
-        else:
-            log[key] = value
-    return log
 
 
 def _feed(fold: Fold, batch: list[tuple[str, bytes]]) -> list[bytes]:
