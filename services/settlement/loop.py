@@ -254,7 +254,6 @@ class Engine:
         except (Aborted, Fenced) as error:
             self._failed(error, partitions)
             return
-        self.transactions.commit_behind()
         self.inflight = Inflight(
             partitions=partitions, out=len(out), started=started, folded=folded, newest=newest
         )

@@ -31,8 +31,9 @@ log = logging.getLogger("croupier.transaction")
 MAX_REQUEST: Final = 16 * 1024 * 1024
 TIMEOUT: Final = 15.0
 """Seconds a transactional call may block before it fails (and the tasks are rebuilt)."""
-WATCHDOG: Final = TIMEOUT + 5.0
-"""Seconds after which a transactional call that has not returned is given up, with its producer:
+WATCHDOG: Final = 2 * TIMEOUT + 5.0
+"""Seconds after which a commit (the offsets, then the end of the transaction) or an abort that
+has not returned is given up, with its producer:
 librdkafka's coordinator requests can outlive their timeout when the coordinator restarts
 (librdkafka issues 5456 and 5511), and a worker must not hang on one."""
 LEFT_BEHIND: list[Producer] = []
@@ -108,32 +109,25 @@ class Transactions:
     ) -> dict[tuple[str, int], int]:
         """One transaction of these messages and offsets, committed before it returns."""
         self.send(messages, offsets, group)
-        self.commit_behind()
         return self.settle()
 
     def send(self, messages: Sequence[Out], offsets: list[TopicPartition], group: Any) -> None:
-        """Begin a transaction and send the messages and the input offsets in it (the group's
-        metadata names the consumer's generation: an older one is refused). Raises Aborted or
-        Fenced."""
+        """Begin a transaction, hand it the messages, and leave it committing in a thread of its
+        own with the input offsets (`settle` waits for it), while the caller folds the next batch:
+        librdkafka waits for the brokers with the interpreter lock released. The group's metadata
+        names the consumer's generation: an older one is refused. Raises Aborted or Fenced."""
         self.ends = {}
         try:
             self.producer.begin_transaction()
             self._produce(messages)
-            if offsets:
-                self._bounded(
-                    "send_offsets_to_transaction",
-                    lambda: self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT),
-                )
         except KafkaException as error:
             self._failed(error)
-
-    def commit_behind(self) -> None:
-        """Commit the transaction in a thread of its own, while the caller folds the next batch
-        (librdkafka waits for the brokers with the interpreter lock released)."""
         failure: list[BaseException] = []
 
         def run() -> None:
             try:
+                if offsets:
+                    self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT)
                 self._commit()
             except BaseException as error:
                 failure.append(error)
@@ -155,7 +149,7 @@ class Transactions:
         thread.join(WATCHDOG)
         if thread.is_alive():
             LEFT_BEHIND.append(self.producer)
-            raise Fenced(f"commit_transaction did not return in {WATCHDOG:.0f} s; given up")
+            raise Fenced(f"the commit did not end in {WATCHDOG:.0f} s; the producer is given up")
         if self._failure:
             error = self._failure[0]
             if isinstance(error, KafkaException):
@@ -191,8 +185,8 @@ class Transactions:
             self.ends[(message.topic(), message.partition())] = message.offset() + 1
 
     def _commit(self) -> None:
-        """Commit, again while librdkafka says it may be retried (run by `commit_behind`, whose
-        `settle` gives it WATCHDOG seconds)."""
+        """Commit, again while librdkafka says it may be retried (in the thread `settle` gives
+        WATCHDOG seconds)."""
         deadline = time.monotonic() + TIMEOUT
         while True:
             try:
