@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from services.settlement import restore
 from services.settlement.recovery import ROLES
+from services.settlement.restore import Task
 
 if TYPE_CHECKING:
     from services.settlement.loop import Engine
@@ -91,30 +92,43 @@ def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         if task is None:
             consumer.pause(tps)
             continue
-        for role, topic in zip(ROLES, s.inputs, strict=True):
-            _seek(consumer, TopicPartition(topic, p, task.positions[role]))
+        _position(engine, consumer, task)
         consumer.resume(tps)
 
 
 def reposition(engine: Engine, consumer: Consumer) -> None:
     """Position the consumer on every task's next offsets again (a batch read across a rebalance
-    was dropped)."""
-    s = engine.settings
+    was dropped). A task whose partitions were revoked meanwhile waits for the assignment that
+    follows, which keeps or builds it."""
+    assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
     for p, task in list(engine.tasks.items()):
-        for role, topic in zip(ROLES, s.inputs, strict=True):
-            _seek(consumer, TopicPartition(topic, p, task.positions[role]))
+        if all((topic, p) in assigned for topic in engine.settings.inputs):
+            _position(engine, consumer, task)
 
 
-def _seek(consumer: Consumer, tp: TopicPartition) -> None:
+def _position(engine: Engine, consumer: Consumer, task: Task) -> None:
+    """Seek the consumer to the task's next offsets; a partition that cannot be positioned (one
+    librdkafka has not started fetching yet, tried for 5 s) has its task built again later."""
+    p = task.partition
+    for role, topic in zip(ROLES, engine.settings.inputs, strict=True):
+        if not _seek(consumer, TopicPartition(topic, p, task.positions[role])):
+            log.warning("task %d: %s could not be positioned; building it again", p, topic)
+            if engine.tasks.get(p) is task:
+                del engine.tasks[p]
+            engine.rebuild.add(p)
+            engine.rebuild_at = time.monotonic() + 1
+            return
+
+
+def _seek(consumer: Consumer, tp: TopicPartition) -> bool:
     """Position the consumer (a partition just resumed may not be fetching yet: retried)."""
-    for attempt in range(50):
+    for _ in range(50):
         try:
             consumer.seek(tp)
-            return
+            return True
         except KafkaException:
-            if attempt == 49:
-                raise
             time.sleep(0.1)
+    return False
 
 
 def _keep(engine: Engine, consumer: Consumer, partitions: list[int]) -> set[int]:
