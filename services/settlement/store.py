@@ -78,8 +78,18 @@ class Store:
 
     @property
     def rewriting(self) -> bool:
-        """A whole rewrite is in progress (one an idle task goes on with)."""
-        return self.rewrite is not None and self.stale is None
+        """A whole rewrite is in progress or due (one an idle task starts or goes on with)."""
+        if self.stale is not None:
+            return False
+        return self.rewrite is not None or (self.end is not None and self._due())
+
+    def _due(self) -> bool:
+        """The tail written since the last whole rewrite outgrew it (or the floor)."""
+        tail_records, tail_bytes = self.tail
+        live_records, live_bytes = self.live
+        return tail_records > max(REWRITE_RECORDS, live_records) or tail_bytes > max(
+            REWRITE_BYTES, live_bytes
+        )
 
     def entries(self, fold: Fold, at: Positions, credit: int = 0) -> list[Entry]:
         """What this transaction writes to the state partition: the batch's changes, the next part
@@ -125,12 +135,7 @@ class Store:
         written since the last one outgrows it (or the floor), and each transaction writes at most
         twice its own changes' bytes of it."""
         entries = capture.changes(fold)
-        tail_records, tail_bytes = self.tail
-        live_records, live_bytes = self.live
-        due = tail_records > max(REWRITE_RECORDS, live_records) or tail_bytes > max(
-            REWRITE_BYTES, live_bytes
-        )
-        if self.rewrite is None and due and self.end is not None:
+        if self.rewrite is None and self.end is not None and self._due():
             self.rewrite = capture.Rewrite(fold, self.end)
             self.tail = (0, 0)
         if self.rewrite is None:

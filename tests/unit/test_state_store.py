@@ -101,3 +101,27 @@ def test_after_a_refold_the_first_transaction_writes_the_whole_state_and_tombsto
     assert position.snapshot == 40
     assert shop.committed(90)
     assert (shop.stale, shop.snapshot, shop.end, shop.tail) == (None, 40, 90, (0, 0))
+
+
+def test_a_rewrite_that_fell_due_with_the_last_batch_is_finished_by_idle_transactions() -> None:
+    messages = interleave(generate(11, tables=4, rounds=200), random.Random(11))
+    fold = Fold(horizon=5, journal=True)
+    topic: list[state.Entry] = []
+    shop = Store(end=0)
+    for n, at in enumerate(range(0, len(messages), 5)):
+        for role, raw in messages[at : at + 5]:
+            fold.feed(role, raw)
+        topic.extend(shop.entries(fold, {"rounds": n, "bets": n}))
+        shop.committed(len(topic))
+        if shop.rewrite is None and shop.rewriting:
+            break  # the input stops here: no batch comes to start the rewrite that fell due
+    else:
+        raise AssertionError("the tail never outgrew the floor")
+    idle = 0
+    while shop.rewriting:
+        topic.extend(shop.entries(fold, {"rounds": n, "bets": n}, store.IDLE_CREDIT))
+        done = shop.committed(len(topic))
+        idle += 1
+        assert idle < 100
+    assert done and shop.snapshot > 0
+    assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
