@@ -190,7 +190,7 @@ def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, boo
             ["bash", str(UP)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=env,
+            env={**env, "KAFKA_OTHER_MODE": "wipe"},  # the local broker is this run's own
             text=True,
             start_new_session=True,
         )
@@ -327,7 +327,50 @@ class Run:
         if problems:
             say(self.out, "; ".join(problems))
             return 1
+        if not self._readside_follows(bootstrap):
+            return 1
         return self._supervise(settings)
+
+    def _readside_follows(self, bootstrap: str) -> bool:
+        """Whether the read side's database follows these topics. One that has projected past
+        their ends (they were recreated: a wiped broker) is this run's own SQLite file, moved
+        aside with a line that says so, or a database the user named (DATABASE_URL), which is
+        left alone: False, with a line that says what to do."""
+        from kafka.errors import KafkaError  # type: ignore[import-untyped]
+        from sqlalchemy.exc import DBAPIError
+
+        from services.history.recreated import check
+        from services.history.settings import ApiSettings
+        from services.history.store import DEFAULT_SQLITE, Store, connect, database_url
+
+        given = ApiSettings().database_url
+        own = Path(DEFAULT_SQLITE)
+        if not given and not own.exists():
+            return True
+        engine = connect(database_url(given))
+        try:
+            found = check(self.settings_of("readside", bootstrap), Store(engine))
+        except (DBAPIError, KafkaError, OSError):
+            return True  # not known here: the API says what it finds, and waits for it
+        finally:
+            engine.dispose()
+        if found is None:
+            return True
+        if given:
+            say(self.out, f"{found}")
+            return False
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        aside = own.with_name(f"{own.stem}-{stamp}{own.suffix}")
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(f"{own}{suffix}")
+            if part.exists():
+                part.rename(Path(f"{aside}{suffix}"))
+        say(
+            self.out,
+            f"{own} had projected past the ends of the topics (they were recreated): moved it to "
+            f"{aside}; the read side starts a new one",
+        )
+        return True
 
     def _supervise(self, settings: Settings) -> int:
         from services.view.feed import Feed, Health

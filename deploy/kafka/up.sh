@@ -14,6 +14,8 @@
 #      For deploy/kafka/cluster.sh (one call per node): KAFKA_PROPERTIES_IN (the config template,
 #      server.properties.in), KAFKA_CLUSTER_ID (formats with this id instead of a new one),
 #      KAFKA_WAIT=0 (start and return without waiting for the broker to answer).
+#      KAFKA_OTHER_MODE=wipe: data formatted with the other KAFKA_SECURITY is wiped (the broker
+#      stopped first) instead of refused; `croupier run` sets it for the local broker it owns.
 # Jars come from Maven Central via deploy/kafka/pom.xml into .data/kafka/libs (first run only);
 # data in .data/kafka/data, logs in .data/kafka/logs, pid in .data/kafka/kafka.pid.
 set -euo pipefail
@@ -147,7 +149,11 @@ formatted_with() { cat "$BASE/security" 2>/dev/null || echo plaintext; }
 
 mkdir -p "$BASE" "$LOGS"
 if [[ -f "$DATA_DIR/meta.properties" && "$(formatted_with)" != "$SECURITY" ]]; then
-  die "$DATA_DIR was formatted with KAFKA_SECURITY=$(formatted_with), not $SECURITY; stop it and wipe it first ('KAFKA_WIPE=1 bash deploy/kafka/down.sh'), or give this one its own KAFKA_BASE and ports"
+  if [[ "${KAFKA_OTHER_MODE:-stop}" != wipe ]]; then
+    die "$DATA_DIR was formatted with KAFKA_SECURITY=$(formatted_with), not $SECURITY; stop it and wipe it first ('KAFKA_WIPE=1 bash deploy/kafka/down.sh'), or give this one its own KAFKA_BASE and ports"
+  fi
+  say "its data was formatted with KAFKA_SECURITY=$(formatted_with), not $SECURITY: wiping it and starting an empty broker (KAFKA_OTHER_MODE=wipe)"
+  KAFKA_WIPE=1 bash "$HERE/down.sh" >/dev/null
 fi
 if [[ "$SECURITY" == scram ]]; then
   secure_prepare "$SECURE_BASE" "$SECURE_BOOTSTRAP" >/dev/null || die "could not prepare the certificates and passwords in $SECURE_BASE"

@@ -32,6 +32,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from services import collector
 from services.history import pacing
 from services.history.projection import SOURCES, Changes, Source
+from services.history.recreated import ahead
 from services.history.store import Conflict, Position, Prepared, Store
 from services.security import clients
 from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied
@@ -250,14 +251,9 @@ class Projector:
         ends = await consumer.end_offsets(partitions)
         wanted = {(tp.topic, tp.partition): beginnings[tp] for tp in partitions}
         stored = await self._database(lambda: self.store.begin_at(wanted))
-        ahead = [tp for tp in partitions if stored[(tp.topic, tp.partition)] > ends[tp]]
-        if ahead:
-            raise RuntimeError(
-                f"the database has projected {ahead[0].topic}[{ahead[0].partition}] up to "
-                f"offset {stored[(ahead[0].topic, ahead[0].partition)]}, past its end "
-                f"({ends[ahead[0]]}): the topics were recreated since. Give the projector a new "
-                "database (DATABASE_URL, or delete .data/readside.sqlite), or the old topics"
-            )
+        behind = ahead(stored, {(tp.topic, tp.partition): end for tp, end in ends.items()})
+        if behind is not None:
+            raise behind
         for tp in partitions:
             consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
         self.clocks = dict.fromkeys(partitions)

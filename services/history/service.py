@@ -24,6 +24,7 @@ from sqlalchemy.exc import OperationalError
 
 from services.history.migrate import upgrade
 from services.history.projector import Projector
+from services.history.recreated import EXIT_CODE, Recreated
 from services.history.settings import ApiSettings
 from services.history.store import Store, connect, database_url
 from services.security import clients
@@ -125,13 +126,18 @@ def _lag_ended(job: asyncio.Future[None]) -> None:
 def _fatal(job: asyncio.Future[None]) -> None:
     """A projector that failed for good ends its API process: serving a database that no longer
     follows the topics would hide the failure (every batch is atomic, so nothing is lost). A
-    refusal of the brokers exits with code 2 and says who was refused what."""
+    refusal of the brokers exits with code 2 and says who was refused what, a database ahead of
+    the topics (they were recreated) with code 3 and what to do."""
     if job.cancelled() or job.exception() is None:
         return
     if isinstance(job.exception(), AccessDenied):
         log.critical("the projector was refused: %s; stopping", job.exception())
         logging.shutdown()
         os._exit(2)
+    if isinstance(job.exception(), Recreated):
+        log.critical("%s; stopping", job.exception())
+        logging.shutdown()
+        os._exit(EXIT_CODE)
     log.critical("the projector failed: %s; stopping", job.exception(), exc_info=job.exception())
     logging.shutdown()
     os._exit(1)
@@ -181,6 +187,9 @@ def project(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int
     except AccessDenied as error:
         log.critical("croupier projector: %s", error)
         return 2
+    except Recreated as error:
+        log.critical("croupier projector: %s", error)
+        return EXIT_CODE
     finally:
         engine.dispose()
     return 0
