@@ -442,8 +442,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `croupier` command; a refusal of the brokers, or security settings
-    that cannot work, end it with code 2 and what to do."""
+    """Entry point of the `croupier` command; a refusal of the brokers, security settings that
+    cannot work, or a setting that is not valid end it with code 2 and one line of what to do."""
+    from pydantic import ValidationError
+
     from services.security.clients import SecurityConfigError
     from services.security.denied import AccessDenied
 
@@ -453,7 +455,30 @@ def main(argv: list[str] | None = None) -> int:
     except (AccessDenied, SecurityConfigError) as error:
         print(f"croupier {args.command}: {error}", file=sys.stderr)
         return 2
+    except ValidationError as error:
+        print(f"croupier {args.command}: {invalid_settings(error)}", file=sys.stderr)
+        return 2
     return code
+
+
+def invalid_settings(error: Any) -> str:
+    """One line naming each environment variable whose value a settings class refused, and why."""
+    from services.history.settings import ApiSettings
+    from services.settings import Settings
+
+    prefixes = {
+        kind.__name__: kind.model_config.get("env_prefix", "") for kind in (Settings, ApiSettings)
+    }
+    prefix = prefixes.get(error.title, "")
+    found = [
+        f"{prefix}{'_'.join(str(part) for part in problem['loc']).upper()}="
+        f"{problem.get('input')!r}: {problem['msg']}"
+        for problem in error.errors()
+    ]
+    return (
+        f"invalid settings: {'; '.join(found)}. Correct or unset them (the README's "
+        "Configuration table lists every setting)"
+    )
 
 
 if __name__ == "__main__":
