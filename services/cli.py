@@ -446,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     cannot work, or a setting that is not valid end it with code 2 and one line of what to do."""
     from pydantic import ValidationError
 
+    from services.ports import PortTaken
     from services.security.clients import SecurityConfigError
     from services.security.denied import AccessDenied
 
@@ -458,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as error:
         print(f"croupier {args.command}: {invalid_settings(error)}", file=sys.stderr)
         return 2
+    except PortTaken as error:
+        print(f"croupier {args.command}: {error}", file=sys.stderr)
+        return 1
     return code
 
 

@@ -27,6 +27,7 @@ from services.history.projector import Projector
 from services.history.recreated import EXIT_CODE, Recreated
 from services.history.settings import ApiSettings
 from services.history.store import Store, connect, database_url
+from services.ports import claim
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
@@ -101,10 +102,11 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
             lag.stop()
             if projector is not None:
                 projector.stop()
-            for task in self._jobs:
+            for task in getattr(self, "_jobs", []):  # none when the start failed
                 with contextlib.suppress(Exception):  # each logs its own failures
                     await asyncio.wait_for(task, timeout=30)
-            await self._runner.cleanup()
+            if hasattr(self, "_runner"):
+                await self._runner.cleanup()
             engine.dispose()
 
     return app
@@ -147,6 +149,7 @@ def main(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int:
     """Run the API until interrupted."""
     import faust
 
+    claim(api.host, api.port, "CROUPIER_API_PORT (or --port)")
     datadir = tempfile.mkdtemp(prefix="croupier-api-")
     try:
         app = create_app(settings, api, datadir)

@@ -21,6 +21,7 @@ from typing import Any
 import faust
 from mode import Service
 
+from services.ports import claim
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
@@ -126,6 +127,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
 
 def main(settings: Settings, loglevel: str = "info") -> int:
     """Run one worker until interrupted."""
+    claim(settings.web_host, settings.web_port, "CROUPIER_WEB_PORT (or --web-port)")
     app, _ = create_app(settings)
     worker = faust.Worker(app, loglevel=loglevel, quiet=True)
     # What was built to start is kept for good: frozen, no collection walks it again (a takeover

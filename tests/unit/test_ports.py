@@ -1,0 +1,49 @@
+"""A process told to listen on a port another process holds says so in one line and exits 1,
+before its web server starts."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from services.cli import main
+from services.ports import PortTaken, claim
+
+
+@pytest.fixture
+def held() -> Iterator[int]:
+    """A port another socket listens on."""
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen()
+    try:
+        yield other.getsockname()[1]
+    finally:
+        other.close()
+
+
+def test_a_port_another_socket_listens_on_is_refused_naming_the_setting(held: int) -> None:
+    with pytest.raises(PortTaken, match=f"127.0.0.1:{held} is already in use.*set CROUPIER_X"):
+        claim("127.0.0.1", held, "CROUPIER_X")
+
+
+def test_a_free_port_and_port_zero_are_claimed_and_left_free() -> None:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    claim("127.0.0.1", port, "CROUPIER_X")
+    claim("127.0.0.1", port, "CROUPIER_X")  # the check itself leaves it free
+    claim("127.0.0.1", 0, "CROUPIER_X")
+
+
+def test_croupier_api_on_a_taken_port_exits_1_with_one_line(
+    held: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CROUPIER_API_PORT", str(held))
+    assert main(["api", "--serve-only"]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"croupier api: 127.0.0.1:{held} is already in use")
+    assert "CROUPIER_API_PORT (or --port)" in line
