@@ -251,9 +251,9 @@ class Projector:
         ends = await consumer.end_offsets(partitions)
         wanted = {(tp.topic, tp.partition): beginnings[tp] for tp in partitions}
         stored = await self._database(lambda: self.store.begin_at(wanted))
-        behind = ahead(stored, {(tp.topic, tp.partition): end for tp, end in ends.items()})
-        if behind is not None:
-            raise behind
+        recreated = ahead(stored, {(tp.topic, tp.partition): end for tp, end in ends.items()})
+        if recreated is not None:
+            raise recreated
         for tp in partitions:
             consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
         self.clocks = dict.fromkeys(partitions)
