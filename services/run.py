@@ -176,9 +176,24 @@ def stop(children: list[Child], stopper: Stopper, timeout: float, out: TextIO) -
         say(out, f"stopped {child.name} (exit {child.process.returncode})")
 
 
-def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, bool, Path | None]:
-    """Run deploy/kafka/up.sh: the bootstrap address, whether this call started the broker, and
-    where a secured broker's clients/<principal>.env are (KAFKA_SECURITY=scram)."""
+WIPED = "wiping it and starting an empty broker"
+"""What deploy/kafka/up.sh says when it wiped a broker formatted in the other security mode."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Broker:
+    """The local broker deploy/kafka/up.sh runs: its bootstrap, whether this call started it,
+    where a secured one's clients/<principal>.env are, and whether it was wiped first."""
+
+    bootstrap: str
+    started: bool
+    clients: Path | None
+    wiped: bool
+
+
+def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> Broker:
+    """Run deploy/kafka/up.sh, its lines shown as they come (but the one about a wipe, which the
+    run says itself with what else it reset)."""
     if not UP.exists():
         raise RuntimeError(
             f"{UP} not found: run from the croupier repository, or set KAFKA_BOOTSTRAP to a broker"
@@ -198,7 +213,8 @@ def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, boo
         for line in process.stdout:
             lines.append(line.rstrip())
             log.write(line)
-            print(f"  {line.rstrip()}", file=out, flush=True)
+            if WIPED not in line:
+                print(f"  {line.rstrip()}", file=out, flush=True)
         code = process.wait()
     started = any("starting Kafka" in line for line in lines)
     if code != 0:
@@ -207,7 +223,12 @@ def start_broker(env: dict[str, str], logs: Path, out: TextIO) -> tuple[str, boo
         (x.split("=", 1)[1] for x in lines if x.startswith("KAFKA_BOOTSTRAP=")), "127.0.0.1:9092"
     )
     found = next((x.split("=", 1)[1] for x in lines if x.startswith("KAFKA_CLIENTS=")), None)
-    return bootstrap, started, None if found is None else Path(found)
+    return Broker(
+        bootstrap=bootstrap,
+        started=started,
+        clients=None if found is None else Path(found),
+        wiped=any(WIPED in line for line in lines),
+    )
 
 
 def stop_broker(env: dict[str, str], logs: Path, out: TextIO) -> None:
@@ -298,15 +319,20 @@ class Run:
         from services.topics import ensure
 
         given = os.environ.get("KAFKA_BOOTSTRAP") or os.environ.get("CROUPIER_KAFKA_BOOTSTRAP")
+        resets: list[str] = []
         if given:
             bootstrap = given
             say(self.out, f"using the broker at {bootstrap} (KAFKA_BOOTSTRAP)")
         else:
             try:
-                bootstrap, self.broker_started, clients = start_broker(
-                    self.env, self.logs, self.out
-                )
-                self.clients = clients or self.clients
+                broker = start_broker(self.env, self.logs, self.out)
+                bootstrap, self.broker_started = broker.bootstrap, broker.started
+                self.clients = broker.clients or self.clients
+                if broker.wiped:
+                    resets.append(
+                        "wiped the local broker, formatted in the other security mode "
+                        "(KAFKA_SECURITY)"
+                    )
             except RuntimeError as error:
                 self.broker_started = bool(error.args[1:] and error.args[1])
                 say(self.out, f"{error.args[0]}")
@@ -327,15 +353,17 @@ class Run:
         if problems:
             say(self.out, "; ".join(problems))
             return 1
-        if not self._readside_follows(bootstrap):
+        if not self._readside_follows(bootstrap, resets):
             return 1
+        if resets:
+            say(self.out, f"starting clean: {'; '.join(resets)}")
         return self._supervise(settings)
 
-    def _readside_follows(self, bootstrap: str) -> bool:
+    def _readside_follows(self, bootstrap: str, resets: list[str]) -> bool:
         """Whether the read side's database follows these topics. One that has projected past
         their ends (they were recreated: a wiped broker) is this run's own SQLite file, moved
-        aside with a line that says so, or a database the user named (DATABASE_URL), which is
-        left alone: False, with a line that says what to do."""
+        aside (said in `resets`), or a database the user named (DATABASE_URL), which is left
+        alone: False, with a line that says what to do."""
         from kafka.errors import KafkaError  # type: ignore[import-untyped]
         from sqlalchemy.exc import DBAPIError
 
@@ -365,11 +393,7 @@ class Run:
             part = Path(f"{own}{suffix}")
             if part.exists():
                 part.rename(Path(f"{aside}{suffix}"))
-        say(
-            self.out,
-            f"{own} had projected past the ends of the topics (they were recreated): moved it to "
-            f"{aside}; the read side starts a new one",
-        )
+        resets.append(f"moved the read side's {own}, ahead of the recreated topics, to {aside}")
         return True
 
     def _supervise(self, settings: Settings) -> int:

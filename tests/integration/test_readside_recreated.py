@@ -67,16 +67,19 @@ def test_croupier_run_moves_its_own_database_aside_and_goes_on(
     monkeypatch.delenv("CROUPIER_API_DATABASE_URL", raising=False)
     _ahead(database_url(None), settings)
     out = io.StringIO()
-    assert _run(out)._readside_follows(kafka)
+    resets: list[str] = []
+    assert _run(out)._readside_follows(kafka, resets)
     data = tmp_path / ".data"
     assert not (data / "readside.sqlite").exists()
     [aside] = list(data.glob("readside-*.sqlite"))
-    lines = [x for x in out.getvalue().splitlines() if x.strip()]
-    assert len(lines) == 1
-    assert "had projected past the ends of the topics" in lines[0] and aside.name in lines[0]
-    out = io.StringIO()
-    assert _run(out)._readside_follows(kafka), "nothing left to move: it goes on silently"
-    assert out.getvalue() == ""
+    assert resets == [
+        f"moved the read side's .data/readside.sqlite, ahead of the recreated topics, to "
+        f".data/{aside.name}"
+    ]
+    assert out.getvalue() == "", "the run says it with what else it reset, in one line"
+    resets = []
+    assert _run(out)._readside_follows(kafka, resets), "nothing left to move: it goes on"
+    assert resets == [] and out.getvalue() == ""
 
 
 def test_croupier_run_leaves_a_named_database_alone_and_says_what_to_do(
@@ -89,7 +92,9 @@ def test_croupier_run_leaves_a_named_database_alone_and_says_what_to_do(
     _ahead(f"sqlite:///{named}", settings)
     before = named.read_bytes()
     out = io.StringIO()
-    assert not _run(out)._readside_follows(kafka)
+    resets: list[str] = []
+    assert not _run(out)._readside_follows(kafka, resets)
+    assert resets == []
     lines = [x for x in out.getvalue().splitlines() if x.strip()]
     assert len(lines) == 1 and "past its end (0)" in lines[0]
     assert named.read_bytes() == before
