@@ -6,8 +6,10 @@ local broker it owns), in either direction. A base and ports of its own (.data/k
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.kafka import ROOT
 
@@ -68,5 +70,45 @@ def test_a_broker_of_the_other_mode_is_refused_in_one_line_or_wiped_when_its_own
         assert back.returncode == 0, back.stdout + back.stderr
         assert "formatted with KAFKA_SECURITY=scram, not plaintext: wiping it" in back.stdout
         assert "KAFKA_CLIENTS=" not in back.stdout
+    finally:
+        _script("down.sh", plain, "--wipe")
+
+
+def _run(security: str, cwd: Path) -> str:
+    """`croupier run` for 25 s on the local broker of this base (which it starts and stops), with
+    its read side in `cwd`: its output, once it reached a live floor and stopped cleanly."""
+    env = _env(security, PYTHONUNBUFFERED="1")
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli", "run", "--plain", "--duration", "25"],
+        cwd=cwd,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "Traceback" not in output
+    settled = [int(n) for n in re.findall(r"settlements (\d+) \(", output)]
+    assert settled and settled[-1] > 0, output
+    return output
+
+
+def test_croupier_run_switches_modes_and_back_saying_in_one_line_what_it_reset(
+    tmp_path: Path,
+) -> None:
+    plain = _env("plaintext")
+    _script("down.sh", plain, "--wipe")
+    try:
+        first = _run("plaintext", tmp_path)
+        assert "starting clean" not in first
+        for security, other in (("scram", "plaintext"), ("plaintext", "scram")):
+            output = _run(security, tmp_path)
+            [line] = [x for x in output.splitlines() if "starting clean" in x or "wiping" in x]
+            assert line.startswith("croupier run: starting clean: wiped the local broker"), output
+            assert "moved the read side's .data/readside.sqlite" in line, output
+            assert f"formatted with KAFKA_SECURITY={other}" not in output  # said once, above
+        assert len(list((tmp_path / ".data").glob("readside-*.sqlite"))) == 2
     finally:
         _script("down.sh", plain, "--wipe")
