@@ -462,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     except PortTaken as error:
         print(f"croupier {args.command}: {error}", file=sys.stderr)
         return 1
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as error:
+        what = f"cannot open {error.filename}: {error.strerror}"
+        print(f"croupier {args.command}: {what}", file=sys.stderr)
+        return 1
     return code
 
 
@@ -470,13 +474,18 @@ def invalid_settings(error: Any) -> str:
     from services.history.settings import ApiSettings
     from services.settings import Settings
 
-    prefixes = {
-        kind.__name__: kind.model_config.get("env_prefix", "") for kind in (Settings, ApiSettings)
-    }
-    prefix = prefixes.get(error.title, "")
+    kind = {kind.__name__: kind for kind in (Settings, ApiSettings)}.get(error.title)
+
+    def variable(loc: tuple[Any, ...]) -> str:
+        """A field's environment variable: the class's prefix and its name, or the alias that
+        was set (pydantic reports a field read through an alias by that alias)."""
+        name = "_".join(str(part) for part in loc)
+        if kind is None or name not in kind.model_fields:
+            return name
+        return f"{kind.model_config.get('env_prefix', '')}{name.upper()}"
+
     found = [
-        f"{prefix}{'_'.join(str(part) for part in problem['loc']).upper()}="
-        f"{problem.get('input')!r}: {problem['msg']}"
+        f"{variable(problem['loc'])}={problem.get('input')!r}: {problem['msg']}"
         for problem in error.errors()
     ]
     return (

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DATABASES = ("postgresql://", "postgres://", "postgresql+psycopg://", "sqlite://")
+"""How a database URL the read side can use starts."""
 
 
 class ApiSettings(BaseSettings):
@@ -41,6 +44,16 @@ class ApiSettings(BaseSettings):
     def shard(self) -> tuple[int, int]:
         """This projector's shard and the count of shards, as `Projector` takes them."""
         return (self.projector_shard, self.projector_shards)
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, url: str | None) -> str | None:
+        if url and not url.startswith(DATABASES):
+            raise ValueError(
+                "not a database croupier can use: give postgresql://user@host:port/db "
+                "(psycopg 3) or sqlite:///path"
+            )
+        return url
 
     @model_validator(mode="after")
     def _one_of_the_shards(self) -> ApiSettings:
