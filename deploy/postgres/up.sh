@@ -44,6 +44,11 @@ if [[ "$(id -u)" = 0 ]]; then
   fi
 fi
 
+running() { as_owner "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; }
+if ! running && (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+  die "port $PORT on 127.0.0.1 is taken by a process this script did not start ('ss -ltnp | grep :$PORT': another checkout's cluster, say); stop it, or set PG_PORT"
+fi
+
 if [[ ! -f "$DATA/PG_VERSION" ]]; then
   say "initdb in $DATA"
   as_owner "$BIN/initdb" -D "$DATA" -U croupier --auth=trust -E UTF8 --locale=C.UTF-8 >"$BASE/initdb.log" 2>&1 \
@@ -59,7 +64,7 @@ fsync = on
 CONF
 fi
 
-if as_owner "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+if running; then
   say "already running on 127.0.0.1:$PORT"
 else
   as_owner "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -o "-p $PORT" -w -t 60 start >/dev/null \
