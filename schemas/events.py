@@ -26,6 +26,8 @@ Face = Annotated[int, msgspec.Meta(ge=1, le=6)]
 Disc = Literal["red", "white"]
 Dice = tuple[Face, Face, Face]
 Discs = tuple[Disc, Disc, Disc, Disc]
+Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
+"""Where a round is in its life cycle, as its events move it (contract sections 2 and 3a)."""
 Stake = Annotated[int, msgspec.Meta(ge=1, le=2**53 - 1)]
 SEQ_MAX: Final = 2**31 - 1
 """The largest `seq` and `last_seq`: what a 32-bit signed integer holds, most databases' INTEGER

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, assert_never
+from typing import assert_never
 
 import msgspec
 
@@ -10,6 +10,7 @@ from schemas.events import (
     BettingClosed,
     Dice,
     Discs,
+    Phase,
     RoundCancelled,
     RoundCorrected,
     RoundEvent,
@@ -23,7 +24,6 @@ from schemas.events import (
 )
 from schemas.times import micros, utc_micros
 
-Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
 Key = tuple[int, str, str, int, str]
 """Where a bet sorts in its player's history: (time in µs, table_id, round_id, seq, bet_id)."""
 __all__ = ["micros", "parse_micros"]

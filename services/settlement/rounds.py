@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Final, Literal
+from typing import Final
 
-from schemas.events import AnyEvent, BetPlaced, Dice, Discs
+from schemas.events import AnyEvent, BetPlaced, Dice, Discs, Phase
 from schemas.records import Settlement
 from services.games import Odds, Outcome, Pick
 from services.statistics.board import Board
 
-Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
 """Where a round is in its life cycle; a bet may come in any phase, even before `open`."""
 FINAL: Final = frozenset({"result", "cancelled", "voided"})
 """The phases of a decided round: a bet of such a round is decided as it comes."""

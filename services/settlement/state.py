@@ -16,13 +16,13 @@ from typing import Final, assert_never
 import msgspec
 
 from schemas.codec import read_event
-from schemas.events import BetPlaced, Dice, Discs
+from schemas.events import BetPlaced, Dice, Discs, Phase
 from schemas.records import StatRound
 from services import games
 from services.games.model import Odds, Outcome, Pick
 from services.settlement import decisions
 from services.settlement.fold import Fold
-from services.settlement.rounds import FINAL, Correction, Phase, Round, Table, outcome_of
+from services.settlement.rounds import FINAL, Correction, Round, Table, outcome_of
 from services.signing.signature import NO_KEYS, TableKeys
 from services.statistics.board import WINDOW, Board
 
