@@ -273,7 +273,8 @@ def parser() -> argparse.ArgumentParser:
         "verify",
         help="audit a cluster: committed output against an offline fold of the input topics",
         description="Read rounds and bets from the beginning, fold them offline, and compare with "
-        "the committed settlements, refunds, rejected and table-stats: report every missing, "
+        "the committed settlements, refunds, adjustments, rejected and table-stats: report every "
+        "missing, "
         "duplicated, unexpected or differing record, and the bets still pending. When retention "
         "removed the head of a partition, it says which window it verified and counts what it "
         "could not check, never as findings. Exit 0 when all checkable records agree, 1 when "
@@ -371,8 +372,10 @@ def parser() -> argparse.ArgumentParser:
 
     wallet = commands.add_parser(
         "wallet",
-        help="credit settlements and refunds to player balances in SQLite, idempotently",
-        description="Read settlements and refunds (read_committed) and apply them to balances in "
+        help="credit settlements, refunds and adjustments to player balances in SQLite, "
+        "idempotently",
+        description="Read settlements, refunds and adjustments (read_committed) and apply them to "
+        "balances in "
         "a SQLite file, one transaction per batch, each record id once: running it again over "
         "the same records changes no balance.",
     )
@@ -393,10 +396,12 @@ def parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser(
         "run",
-        help="the whole system with a live view: broker, topics, workers, simulator",
+        help="the whole system with a live view: broker, topics, workers, read side, simulator",
         description="Start the local broker (unless KAFKA_BOOTSTRAP is set), create the topics, "
-        "start the settlement workers and the simulator, and show a live view until Ctrl-C or "
-        "--duration; everything it started is stopped at the end.",
+        "start the settlement workers, the read side (its API and projector) and the simulator, "
+        "and show a live view until Ctrl-C or --duration; everything it started is stopped at "
+        "the end. What it reset of its own local state (a broker formatted in the other "
+        "security mode, a read side ahead of recreated topics) it says in one line.",
     )
     run.add_argument("--duration", type=float, help="stop by itself after SECONDS")
     run.add_argument("--workers", type=int, default=2, help="settlement workers, 1..3 (default 2)")
@@ -432,7 +437,7 @@ def parser() -> argparse.ArgumentParser:
     projector = commands.add_parser(
         "projector",
         help="project croupier's committed topics into the read side's database, exactly once",
-        description="Read the accepted, settlements, refunds, table-stats and rejected topics "
+        description="Read the accepted (the workers' journals), table-stats and rejected topics "
         "(read_committed) into the database (DATABASE_URL, else .data/readside.sqlite), each "
         "batch in one transaction with the positions it consumed.",
     )

@@ -21,7 +21,7 @@ _COUNTERS: Final = (
     ),
     (
         "croupier_read_decisions_total",
-        "Distinct bet decisions read from settlements and refunds, by kind and outcome.",
+        "Distinct bet decisions read from the workers' journals, by kind and outcome.",
     ),
     ("croupier_read_rejections_total", "Records read from the rejected topic, by reason."),
 )
