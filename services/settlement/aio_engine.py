@@ -31,11 +31,11 @@ from schemas.journal import records as journal_records
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 from services import collector
 from services.security import clients
-from services.security.denied import AccessDenied, explain
+from services.security.denied import AccessDenied
 from services.security.login import Unreachable, login
 from services.settings import Settings
 from services.settlement import aio_changelog as changelog
-from services.settlement import capture, state
+from services.settlement import capture, group, state
 from services.settlement.changelog import Log
 from services.settlement.fold import Fold
 from services.settlement.metrics import Metrics
@@ -127,16 +127,8 @@ class Engine:
             self._deny(denied)
 
     def _explain(self, error: BaseException) -> AccessDenied | None:
-        s = self.settings
-        return explain(
-            error,
-            s,
-            doing=f"settle (read {s.topic_rounds} and {s.topic_bets} in group {s.group_id}, "
-            f"write the outputs with transactional ids {s.transactional_prefix}-<p>)",
-            resource=f"the worker's topics, group {s.group_id} or transactional ids "
-            f"{s.transactional_prefix}-*",
-            operation="the croupier role's operations (services/roles.py)",
-        )
+        ids = f"transactional ids {self.settings.transactional_prefix}-<p>"
+        return group.refusal(self.settings, error, ids)
 
     def _deny(self, denied: AccessDenied) -> None:
         self.denied = denied

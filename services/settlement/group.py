@@ -13,6 +13,7 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
 from services.security import clients
+from services.security.denied import AccessDenied, explain
 from services.settings import Settings
 from services.settlement.routing import Topics
 
@@ -58,3 +59,18 @@ def topics(consumer: Consumer, s: Settings) -> Topics:
                 "(kafka-topics --alter --partitions) before starting workers"
             )
     return Topics.of(s, counts[s.topic_rejected])
+
+
+def refusal(s: Settings, error: BaseException, transactional_ids: str) -> AccessDenied | None:
+    """The refusal of the brokers `error` is (authentication, a missing ACL) for a settlement
+    worker whose transactional ids are `transactional_ids`, naming what it was doing; None when
+    it is not one."""
+    return explain(
+        error,
+        s,
+        doing=f"settle (read {s.topic_rounds} and {s.topic_bets} in group {s.group_id}, "
+        f"write the outputs with {transactional_ids})",
+        resource=f"the worker's topics, group {s.group_id} or transactional ids "
+        f"{s.transactional_prefix}-*",
+        operation="the croupier role's operations (services/roles.py)",
+    )

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from services.security.denied import AccessDenied, explain
+from services.security.denied import AccessDenied
 from services.security.login import Unreachable, check
 from services.settings import Settings
 from services.settlement import batch, changelog, group, rebalance
@@ -102,16 +102,8 @@ class Engine:
             self._deny(denied)
 
     def refusal(self, error: BaseException) -> AccessDenied | None:
-        s = self.settings
-        return explain(
-            error,
-            s,
-            doing=f"settle (read {s.topic_rounds} and {s.topic_bets} in group {s.group_id}, "
-            f"write the outputs with transactional id {s.transactional_prefix}-<instance>)",
-            resource=f"the worker's topics, group {s.group_id} or transactional ids "
-            f"{s.transactional_prefix}-*",
-            operation="the croupier role's operations (services/roles.py)",
-        )
+        ids = f"transactional id {self.settings.transactional_prefix}-<instance>"
+        return group.refusal(self.settings, error, ids)
 
     def _deny(self, denied: AccessDenied) -> None:
         self.denied = denied

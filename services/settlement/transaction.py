@@ -136,10 +136,6 @@ class Transactions:
         self._failure = failure
         self._committing.start()
 
-    @property
-    def committing(self) -> bool:
-        return self._committing is not None
-
     def settle(self) -> dict[tuple[str, int], int]:
         """Wait for the transaction being committed: the offset after the last record of each
         partition written with a known partition. Raises Aborted or Fenced."""
