@@ -31,13 +31,7 @@ from services.settlement.restore import Task
 from services.settlement.routing import Message as Out
 from services.settlement.routing import Topics
 from services.settlement.store import IDLE_CREDIT
-from services.settlement.transaction import (
-    Aborted,
-    Fenced,
-    Inflight,
-    Transactions,
-    transactional_id,
-)
+from services.settlement.transaction import Failed, Inflight, Transactions, transactional_id
 from services.signing.keys import load as load_keys
 from services.topics import broker_errors, ensure
 
@@ -152,7 +146,7 @@ class Engine:
                 if self.blocked and time.monotonic() - self.blocked_at > BLOCKED_RETRY:
                     self._retry_blocked()
         finally:
-            with contextlib.suppress(Aborted, Fenced, AccessDenied):
+            with contextlib.suppress(Failed, AccessDenied):
                 self.settle()
             self.tasks.clear()
             self.consumer.close()
@@ -243,7 +237,7 @@ class Engine:
             self.transactions.send(
                 out, self._offsets(partitions), self.consumer.consumer_group_metadata()
             )
-        except (Aborted, Fenced) as error:
+        except Failed as error:
             self._failed(error, partitions)
             return
         self.inflight = Inflight(
@@ -258,7 +252,7 @@ class Engine:
         assert self.transactions is not None and self.topics is not None
         try:
             ends = self.transactions.settle()
-        except (Aborted, Fenced) as error:
+        except Failed as error:
             self._failed(error, inflight.partitions)
             return
         done = time.monotonic()
@@ -277,8 +271,9 @@ class Engine:
                 (done - inflight.folded) * 1000,
             )
 
-    def _failed(self, error: Aborted | Fenced, partitions: list[int]) -> None:
-        """A transaction failed: its tasks are built again from what was committed."""
+    def _failed(self, error: Failed, partitions: list[int]) -> None:
+        """A transaction failed: the producer is replaced, and its tasks are built again from
+        what was committed (no other transaction is open then: the others' tasks stay)."""
         denied = self.refusal(error)
         if denied is not None:
             raise denied from error
@@ -287,18 +282,12 @@ class Engine:
             sorted(partitions),
             error,
         )
-        if isinstance(error, Fenced):
-            self._new_producer()
         for p in partitions:
             self.tasks.pop(p, None)
         self.rebuild.update(partitions)
-
-    def _new_producer(self) -> None:
         assert self.transactions is not None
-        self.transactions = Transactions(self.settings)
+        self.transactions.renew()
         self._retrying("transactions", self.transactions.start, KafkaException)
-        self.rebuild.update(self.tasks)
-        self.tasks.clear()
 
     def _committed(
         self, task: Task, ends: dict[tuple[str, int], int], done: float, inflight: Inflight
@@ -353,7 +342,7 @@ class Engine:
         group = self.consumer.consumer_group_metadata()
         try:
             ends = self.transactions.commit(out, self._offsets([task.partition]), group)
-        except (Aborted, Fenced) as error:
+        except Failed as error:
             self._failed(error, [task.partition])
             return False
         if task.store.committed(ends.get((self.topics.state, task.partition))):

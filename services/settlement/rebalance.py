@@ -49,15 +49,19 @@ def assigned(engine: Engine, consumer: Consumer, partitions: list[TopicPartition
     _build(engine, consumer, fresh)
     assignment: list[TopicPartition] = []
     paused: list[TopicPartition] = []
+    running: list[TopicPartition] = []
     for p in wanted:
         task = engine.tasks.get(p)
         for role, topic in zip(ROLES, s.inputs, strict=True):
             if task is not None:
                 assignment.append(TopicPartition(topic, p, task.positions[role]))
+                running.append(TopicPartition(topic, p))
             else:  # blocked, or built again at the next turn
                 assignment.append(TopicPartition(topic, p))
                 paused.append(TopicPartition(topic, p))
     consumer.assign(assignment)
+    if running:  # librdkafka keeps a partition paused through a rebalance that gives it back
+        consumer.resume(running)
     if paused:
         consumer.pause(paused)
 
@@ -92,8 +96,8 @@ def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         if task is None:
             consumer.pause(tps)
             continue
+        consumer.resume(tps)  # before the seek: a resume after it may outdate it
         _position(engine, consumer, task)
-        consumer.resume(tps)
 
 
 def reposition(engine: Engine, consumer: Consumer) -> None:

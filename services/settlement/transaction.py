@@ -53,13 +53,9 @@ class Inflight:
     newest: float
 
 
-class Fenced(Exception):
-    """A newer process took this worker's transactional id, or the producer failed for good:
-    nothing it holds can be committed, and it must be built again."""
-
-
-class Aborted(Exception):
-    """The transaction was aborted: none of its records or offsets count."""
+class Failed(Exception):
+    """The transaction did not commit: none of its records or offsets count. Its producer is
+    replaced (`renew`) before the next one."""
 
 
 def transactional_id(settings: Settings) -> str:
@@ -75,7 +71,14 @@ class Transactions:
         self.settings = settings
         self.id = transactional_id(settings)
         """The same for every producer of one worker process."""
-        self.producer = Producer(
+        self.producer = self._producer()
+        self.ends: dict[tuple[str, int], int] = {}
+        self._committing: threading.Thread | None = None
+        self._failure: list[BaseException] = []
+
+    def _producer(self) -> Producer:
+        settings = self.settings
+        return Producer(
             {
                 **clients.librdkafka(settings),
                 "client.id": self.id,
@@ -92,13 +95,28 @@ class Transactions:
                 "error_cb": _error,
             }
         )
-        self.ends: dict[tuple[str, int], int] = {}
-        self._committing: threading.Thread | None = None
-        self._failure: list[BaseException] = []
 
     def start(self) -> None:
-        """Register the transactional id (aborting any transaction its last process left)."""
-        self.producer.init_transactions(TIMEOUT)
+        """Register the transactional id (aborting any transaction its last process left); a
+        producer this fails for good is replaced, for the next attempt."""
+        try:
+            self.producer.init_transactions(TIMEOUT)
+        except KafkaException as error:
+            if error.args and error.args[0].fatal():
+                self.producer = self._producer()
+            raise
+
+    def renew(self) -> None:
+        """Replace the producer after a failed transaction (`start` registers the new one).
+
+        librdkafka does not bump the producer's epoch after each transaction (KIP-890's second
+        part): a request of a failed transaction still in flight, or retried late (a produce, the
+        offsets), would count in the next transaction of the same producer, which has the same
+        epoch. A new producer's registration bumps the epoch, so the brokers refuse every late
+        request of the old one, and it completes the old transaction first (aborted, or
+        committed if its end was already asked), so that what is read back next is final."""
+        self._committing = None
+        self.producer = self._producer()
 
     def close(self) -> None:
         if self.producer not in LEFT_BEHIND:
@@ -115,7 +133,7 @@ class Transactions:
         """Begin a transaction, hand it the messages, and leave it committing in a thread of its
         own with the input offsets (`settle` waits for it), while the caller folds the next batch:
         librdkafka waits for the brokers with the interpreter lock released. The group's metadata
-        names the consumer's generation: an older one is refused. Raises Aborted or Fenced."""
+        names the consumer's generation: an older one is refused. Raises Failed."""
         self.ends = {}
         try:
             self.producer.begin_transaction()
@@ -138,14 +156,14 @@ class Transactions:
 
     def settle(self) -> dict[tuple[str, int], int]:
         """Wait for the transaction being committed: the offset after the last record of each
-        partition written with a known partition. Raises Aborted or Fenced."""
+        partition written with a known partition. Raises Failed."""
         thread, self._committing = self._committing, None
         if thread is None:
             return self.ends
         thread.join(WATCHDOG)
         if thread.is_alive():
             LEFT_BEHIND.append(self.producer)
-            raise Fenced(f"the commit did not end in {WATCHDOG:.0f} s; the producer is given up")
+            raise Failed(f"the commit did not end in {WATCHDOG:.0f} s; the producer is given up")
         if self._failure:
             error = self._failure[0]
             if isinstance(error, KafkaException):
@@ -208,19 +226,20 @@ class Transactions:
         thread.join(WATCHDOG)
         if thread.is_alive():
             LEFT_BEHIND.append(self.producer)
-            raise Fenced(f"{what} did not return in {WATCHDOG:.0f} s; the producer is given up")
+            raise Failed(f"{what} did not return in {WATCHDOG:.0f} s; the producer is given up")
         if failure:
             raise failure[0]
 
     def _failed(self, error: KafkaException) -> None:
+        """Abort what can be aborted (the producer that replaces this one aborts the rest)."""
         cause = error.args[0] if error.args else None
         if isinstance(cause, KafkaError) and cause.fatal():
-            raise Fenced(str(cause)) from error
+            raise Failed(str(cause)) from error
         try:
             self._bounded("abort_transaction", lambda: self.producer.abort_transaction(TIMEOUT))
         except KafkaException as again:
-            raise Fenced(f"{cause}; the abort failed too ({again.args[0]})") from error
-        raise Aborted(str(cause)) from error
+            raise Failed(f"{cause}; the abort failed too ({again.args[0]})") from error
+        raise Failed(f"{cause}; aborted") from error
 
 
 def _error(error: KafkaError) -> None:
