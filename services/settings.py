@@ -95,14 +95,8 @@ class Settings(BaseSettings):
     group_id: str = "croupier-settlement"
     transactional_prefix: str = Field(
         default="croupier-settlement",
-        description="transactional.id prefix: task p's is <prefix>-<p> (aiokafka engine); a "
-        "worker's is <prefix>-<instance id>, or -<host>-<pid> without one (librdkafka engine)",
-    )
-    engine: Literal["aiokafka", "librdkafka"] = Field(
-        default="aiokafka",
-        description="the worker's Kafka client: aiokafka (a transactional producer per task; the "
-        "default, proven by the fault suites) or librdkafka (one producer per worker, exactly-once "
-        "v2; faster, not yet the default: docs/DECISIONS.md)",
+        description="transactional.id prefix: a worker's is <prefix>-<instance id>, or "
+        "<prefix>-<host>-<pid> without one",
     )
     transaction_timeout_ms: int = Field(
         default=10000,

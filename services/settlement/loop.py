@@ -77,10 +77,6 @@ class Engine:
     def stop(self) -> None:
         self.stopping.set()
 
-    def transactional_id_of(self, task: int) -> str:
-        """The transactional id that commits task `task`: the worker's one."""
-        return self.transactional_id
-
     def run(self) -> None:
         """Process until stop() is called; every failure of a task is recovered in place, except
         a refusal of the brokers (authentication or a missing ACL), which stops the engine with

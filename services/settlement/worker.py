@@ -3,9 +3,8 @@
 faust runs the process: logging, signals, the web server (health, metrics) and the service life
 cycle. The settlement itself is an engine's transactional consume-fold-produce loop rather than a
 faust agent (faust's exactly-once mode maps a transaction to an output record's partition, and
-outputs here are keyed by player): the aiokafka engine (`aio_engine.Engine`, on the worker's event
-loop; the default) or the librdkafka one (`loop.Engine`, in a thread of its own;
-CROUPIER_ENGINE=librdkafka); see docs/DESIGN.md.
+outputs here are keyed by player): `loop.Engine`, on confluent-kafka (librdkafka), in a thread of
+its own; see docs/DESIGN.md.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from services.ports import claim
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
-from services.settlement import aio_engine, loop
+from services.settlement.loop import Engine
 from services.settlement.metrics import render
 
 log = logging.getLogger("croupier.worker")
@@ -39,9 +38,6 @@ def free_port(host: str) -> int:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
         return port
-
-
-Engine = aio_engine.Engine | loop.Engine
 
 
 def create_app(settings: Settings) -> tuple[Any, Engine]:
@@ -62,9 +58,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
     # No faust agents or tables, so no faust consumer group: joining one cost every takeover the
     # dead member's session (seconds) before the engine even started (docs/DESIGN.md, Recovery).
     app.producer_only = True
-    engine: Engine = (
-        loop.Engine(settings) if settings.engine == "librdkafka" else aio_engine.Engine(settings)
-    )
+    engine = Engine(settings)
 
     @app.service
     class SettlementService(Service):
@@ -77,10 +71,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
             """A failed engine takes the worker down loudly rather than leaving it idle; one the
             brokers refused exits with code 2 and the refusal (its /health says it meanwhile)."""
             try:
-                if isinstance(engine, loop.Engine):
-                    await asyncio.get_running_loop().run_in_executor(None, engine.run)
-                else:
-                    await engine.run()
+                await asyncio.get_running_loop().run_in_executor(None, engine.run)
             except AccessDenied as error:
                 log.critical("croupier worker: %s", error)
                 await asyncio.sleep(DENIED_GRACE)  # for /health to be read
@@ -109,7 +100,7 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
                 "tasks": tasks,
                 "blocked": blocked,
                 "pending_bets": sum(list(engine.metrics.pending.values())),
-                "transactional_ids": {str(p): engine.transactional_id_of(p) for p in tasks},
+                "transactional_ids": dict.fromkeys(map(str, tasks), engine.transactional_id),
             },
             status=503 if blocked else 200,
         )

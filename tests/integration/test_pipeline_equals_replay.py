@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 import msgspec
-import pytest
 from kafka import KafkaProducer  # type: ignore[import-untyped]
 
 from schemas.codec import encode
@@ -50,11 +49,8 @@ def _ids(records: Counter[bytes]) -> Counter[str]:
     return ids
 
 
-@pytest.mark.parametrize("engine", ["aiokafka", "librdkafka"])
-def test_two_workers_write_exactly_the_records_of_the_offline_replay(
-    kafka: str, engine: str
-) -> None:
-    settings = isolated_settings(kafka, partitions=4).model_copy(update={"engine": engine})
+def test_two_workers_write_exactly_the_records_of_the_offline_replay(kafka: str) -> None:
+    settings = isolated_settings(kafka, partitions=4)
     create_topics(settings)
     streams = generate(7, tables=12, rounds=8, profile=Profile(bets_per_round=(0, 30)))
     publish(settings, streams, seed=7)
