@@ -18,8 +18,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
 
@@ -31,10 +31,10 @@ log = logging.getLogger("croupier.transaction")
 MAX_REQUEST: Final = 16 * 1024 * 1024
 TIMEOUT: Final = 15.0
 """Seconds a transactional call may block before it fails (and the tasks are rebuilt)."""
-WATCHDOG: Final = 2 * TIMEOUT + 5.0
-"""Seconds after which a commit (the offsets, then the end of the transaction) or an abort that
-has not returned is given up, with its producer:
-librdkafka's coordinator requests can outlive their timeout when the coordinator restarts
+WATCHDOG: Final = {"offsets": TIMEOUT + 5.0, "end": 2 * TIMEOUT + 5.0}
+"""Seconds after which a step of a commit that has not returned is given up, with its producer:
+sending the offsets (one call of TIMEOUT), then ending the transaction (retried for TIMEOUT).
+librdkafka's coordinator requests can outlive their timeout when the coordinator moves
 (librdkafka issues 5456 and 5511), and a worker must not hang on one."""
 LEFT_BEHIND: list[Producer] = []
 """Producers given up while a call of theirs was still running: kept, since freeing one then would
@@ -51,6 +51,15 @@ class Inflight:
     started: float
     folded: float
     newest: float
+
+
+@dataclass
+class Step:
+    """Where a commit's thread is: sending the offsets, then ending the transaction; since when
+    (monotonic)."""
+
+    name: Literal["offsets", "end"] = "offsets"
+    since: float = field(default_factory=time.monotonic)
 
 
 class Failed(Exception):
@@ -75,6 +84,7 @@ class Transactions:
         self.ends: dict[tuple[str, int], int] = {}
         self._committing: threading.Thread | None = None
         self._failure: list[BaseException] = []
+        self._step = Step()
 
     def _producer(self) -> Producer:
         settings = self.settings
@@ -141,11 +151,13 @@ class Transactions:
         except KafkaException as error:
             self._failed(error)
         failure: list[BaseException] = []
+        step = self._step = Step()
 
         def run() -> None:
             try:
                 if offsets:
                     self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT)
+                step.name, step.since = "end", time.monotonic()
                 self._commit()
             except BaseException as error:
                 failure.append(error)
@@ -160,10 +172,15 @@ class Transactions:
         thread, self._committing = self._committing, None
         if thread is None:
             return self.ends
-        thread.join(WATCHDOG)
-        if thread.is_alive():
-            LEFT_BEHIND.append(self.producer)
-            raise Failed(f"the commit did not end in {WATCHDOG:.0f} s; the producer is given up")
+        while thread.is_alive():
+            name, limit = self._step.name, WATCHDOG[self._step.name]
+            if time.monotonic() - self._step.since > limit:
+                LEFT_BEHIND.append(self.producer)
+                what = "sending its offsets" if name == "offsets" else "its end"
+                raise Failed(
+                    f"the commit ({what}) did not return in {limit:.0f} s; the producer is given up"
+                )
+            thread.join(0.1)
         if self._failure:
             error = self._failure[0]
             if isinstance(error, KafkaException):
@@ -199,8 +216,7 @@ class Transactions:
             self.ends[(message.topic(), message.partition())] = message.offset() + 1
 
     def _commit(self) -> None:
-        """Commit, again while librdkafka says it may be retried (in the thread `settle` gives
-        WATCHDOG seconds)."""
+        """Commit, again while librdkafka says it may be retried (`settle` watches the thread)."""
         deadline = time.monotonic() + TIMEOUT
         while True:
             try:
@@ -223,10 +239,12 @@ class Transactions:
 
         thread = threading.Thread(target=run, name=f"croupier-{what}", daemon=True)
         thread.start()
-        thread.join(WATCHDOG)
+        thread.join(WATCHDOG["end"])
         if thread.is_alive():
             LEFT_BEHIND.append(self.producer)
-            raise Failed(f"{what} did not return in {WATCHDOG:.0f} s; the producer is given up")
+            raise Failed(
+                f"{what} did not return in {WATCHDOG['end']:.0f} s; the producer is given up"
+            )
         if failure:
             raise failure[0]
 
