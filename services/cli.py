@@ -158,12 +158,18 @@ def _wallet(args: argparse.Namespace) -> int:
 
 def _api(args: argparse.Namespace) -> int:
     from services.history import service
-    from services.history.settings import ApiSettings
+    from services.history.settings import ApiSettings, AuthSettings
+    from services.history.tokens import JwksError
     from services.settings import Settings
 
     given = (("host", args.host), ("port", args.port), ("project", args.project))
     overrides = {k: v for k, v in given if v is not None}
-    return service.main(Settings(), ApiSettings(**overrides), loglevel=args.loglevel)
+    api = ApiSettings(**overrides)
+    try:
+        return service.main(Settings(), api, AuthSettings(), loglevel=args.loglevel)
+    except JwksError as error:
+        print(f"croupier api: CROUPIER_API_JWKS_FILE {error}", file=sys.stderr)
+        return 2
 
 
 def _projector(args: argparse.Namespace) -> int:
@@ -476,10 +482,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def invalid_settings(error: Any) -> str:
     """One line naming each environment variable whose value a settings class refused, and why."""
-    from services.history.settings import ApiSettings
+    from services.history.settings import ApiSettings, AuthSettings
     from services.settings import Settings
 
-    kind = {kind.__name__: kind for kind in (Settings, ApiSettings)}.get(error.title)
+    kinds = (Settings, ApiSettings, AuthSettings)
+    kind = {kind.__name__: kind for kind in kinds}.get(error.title)
 
     def variable(loc: tuple[Any, ...]) -> str:
         """A field's environment variable: the class's prefix and its name, or the alias that
@@ -491,6 +498,8 @@ def invalid_settings(error: Any) -> str:
 
     found = [
         f"{variable(problem['loc'])}={problem.get('input')!r}: {problem['msg']}"
+        if problem["loc"]
+        else str(problem["msg"]).removeprefix("Value error, ")  # of the settings as a whole
         for problem in error.errors()
     ]
     return (
