@@ -1,6 +1,7 @@
 """Where the API's token keys come from: a JWKS file, or a JWKS URL fetched and cached (a shell).
 
-The file is read again whenever it changes (checked on every protected request: one `stat`). The
+The file is read again whenever it changes (checked on every protected request: one `stat`; a
+file replaced by a rename is always seen) and when a token names a `kid` it lacks. The
 URL is fetched on the first protected request, again when a token names a `kid` the cached set
 lacks (at most once per `cooldown` seconds), and again once the set is `refresh` seconds old, so
 a key removed from the set is refused at most that long afterwards. A fetch that fails keeps the
@@ -38,8 +39,9 @@ class KeySource(Protocol):
 
 
 class FileKeys:
-    """A JWKS file (CROUPIER_API_JWKS_FILE): read at start (an unusable one stops the start) and
-    again whenever its modification time or size changes."""
+    """A JWKS file (CROUPIER_API_JWKS_FILE): read at start (an unusable one stops the start),
+    again whenever it changes (inode, modification time or size), and when a token names a `kid`
+    it lacks."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -49,24 +51,30 @@ class FileKeys:
         except JwksError as error:
             raise JwksError(f"{self.path}: {error}") from None
 
-    def _stat(self) -> tuple[int, int]:
+    def _stat(self) -> tuple[int, int, int]:
         found = os.stat(self.path)
-        return (found.st_mtime_ns, found.st_size)
+        return (found.st_ino, found.st_mtime_ns, found.st_size)
 
-    def _reload(self) -> None:
+    def _reload(self, *, anyway: bool = False) -> None:
         try:
             stamp = self._stat()
-            if stamp == self._stamp:
+            if stamp == self._stamp and not anyway:
                 return
             self._stamp = stamp
-            self._keys = key_set(self.path.read_bytes())
-            log.info("JWKS %s read again: kids %s", self.path, ", ".join(sorted(self._keys)))
+            keys = key_set(self.path.read_bytes())
+            if keys.keys() != self._keys.keys():
+                log.info("JWKS %s read again: kids %s", self.path, ", ".join(sorted(keys)))
+            self._keys = keys
         except (OSError, JwksError) as error:
             log.warning("JWKS %s unreadable (%s); keeping the keys held", self.path, error)
 
     async def find(self, kid: str | None) -> PyJWK | None:
         self._reload()
-        return pick(self._keys, kid)
+        key = pick(self._keys, kid)
+        if key is None:
+            self._reload(anyway=True)  # changed within the clock's tick: same time and size
+            key = pick(self._keys, kid)
+        return key
 
     async def close(self) -> None:
         return None
@@ -128,5 +136,7 @@ class UrlKeys:
                 self._tried = self.clock()
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        """Close the HTTP session (a later fetch opens another)."""
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()

@@ -57,6 +57,8 @@ def key_id(token: str) -> str | Rejected | None:
     except jwt.PyJWTError:
         return Rejected(reason="malformed token")
     alg, kid = header.get("alg"), header.get("kid")
+    if alg is None:
+        return Rejected(reason="malformed token")
     if alg not in ALGORITHMS:
         return Rejected(reason=f"algorithm {str(alg)[:20]} is not accepted")
     if kid is not None and not isinstance(kid, str):
