@@ -17,14 +17,12 @@ import shutil
 import signal
 import tempfile
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
 from services.history.access import HISTORY_READ, REPORT_READ
-from services.history.guard import TokenChecks
-from services.history.jwks import FileKeys, KeySource, UrlKeys
 from services.history.migrate import upgrade
 from services.history.projector import Projector
 from services.history.recreated import EXIT_CODE, Recreated
@@ -34,6 +32,9 @@ from services.ports import claim
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
+
+if TYPE_CHECKING:  # aiohttp is imported by `croupier api` only: the projector starts without it
+    from services.history.guard import TokenChecks
 
 log = logging.getLogger("croupier.readside")
 
@@ -61,6 +62,9 @@ def database(api: ApiSettings) -> Engine:
 def token_checks(auth: AuthSettings) -> TokenChecks | None:
     """How the API checks tokens, None when it does not (CROUPIER_API_AUTH=off). A JWKS file is
     read here, so that one that cannot be used stops the start."""
+    from services.history.guard import TokenChecks
+    from services.history.jwks import FileKeys, KeySource, UrlKeys
+
     if not auth.auth:
         return None
     keys: KeySource = (
