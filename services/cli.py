@@ -158,12 +158,39 @@ def _wallet(args: argparse.Namespace) -> int:
 
 def _api(args: argparse.Namespace) -> int:
     from services.history import service
-    from services.history.settings import ApiSettings
+    from services.history.settings import ApiSettings, AuthSettings
+    from services.history.tokens import JwksError
     from services.settings import Settings
 
     given = (("host", args.host), ("port", args.port), ("project", args.project))
     overrides = {k: v for k, v in given if v is not None}
-    return service.main(Settings(), ApiSettings(**overrides), loglevel=args.loglevel)
+    api = ApiSettings(**overrides)
+    try:
+        return service.main(Settings(), api, AuthSettings(), loglevel=args.loglevel)
+    except JwksError as error:
+        print(f"croupier api: CROUPIER_API_JWKS_FILE {error}", file=sys.stderr)
+        return 2
+
+
+def _token(args: argparse.Namespace) -> int:
+    import time
+
+    from services.history.issuer import IssuerKeyError, claims, local, mint, read_key
+
+    try:
+        key = read_key(args.key) if args.key else local().key
+    except IssuerKeyError as error:
+        print(f"croupier token: {error}", file=sys.stderr)
+        return 2
+    body = claims(
+        scopes=args.scope or ["history:read", "report:read"],
+        audience=args.audience,
+        subject=args.subject,
+        now=int(time.time()),
+        lifetime=int(args.days * 86400),
+    )
+    print(mint(key, body))
+    return 0
 
 
 def _projector(args: argparse.Namespace) -> int:
@@ -434,6 +461,26 @@ def parser() -> argparse.ArgumentParser:
     api.add_argument("--loglevel", default="info", help="faust log level (default info)")
     api.set_defaults(run=_api)
 
+    token = commands.add_parser(
+        "token",
+        help="a bearer token for the read side's API, signed by a local key (for tests)",
+        description="Print an access token (JWT) for `croupier api`, signed with --key (a PEM "
+        "Ed25519 or RSA private key: EdDSA or RS256), by default the local key of `make run` "
+        "in .data/auth (made if missing; its JWKS, .data/auth/jwks.json, is what the API needs "
+        "in CROUPIER_API_JWKS_FILE). Production tokens come from your identity provider.",
+    )
+    token.add_argument(
+        "--scope",
+        action="append",
+        choices=("history:read", "report:read"),
+        help="a scope to grant (repeatable; default both)",
+    )
+    token.add_argument("--key", metavar="FILE", help="PEM private key (default .data/auth's)")
+    token.add_argument("--days", type=float, default=30.0, help="lifetime (default 30 days)")
+    token.add_argument("--audience", default="croupier", help="aud (default croupier)")
+    token.add_argument("--subject", default="operator", help="sub (default operator)")
+    token.set_defaults(run=_token)
+
     projector = commands.add_parser(
         "projector",
         help="project croupier's committed topics into the read side's database, exactly once",
@@ -476,10 +523,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def invalid_settings(error: Any) -> str:
     """One line naming each environment variable whose value a settings class refused, and why."""
-    from services.history.settings import ApiSettings
+    from services.history.settings import ApiSettings, AuthSettings
     from services.settings import Settings
 
-    kind = {kind.__name__: kind for kind in (Settings, ApiSettings)}.get(error.title)
+    kinds = (Settings, ApiSettings, AuthSettings)
+    kind = {kind.__name__: kind for kind in kinds}.get(error.title)
 
     def variable(loc: tuple[Any, ...]) -> str:
         """A field's environment variable: the class's prefix and its name, or the alias that
@@ -491,6 +539,8 @@ def invalid_settings(error: Any) -> str:
 
     found = [
         f"{variable(problem['loc'])}={problem.get('input')!r}: {problem['msg']}"
+        if problem["loc"]
+        else str(problem["msg"]).removeprefix("Value error, ")  # of the settings as a whole
         for problem in error.errors()
     ]
     return (

@@ -415,6 +415,7 @@ class Run:
                 )
             )
         api_port = _port_or_free(8080)
+        access = self._api_access(api_port)
         self.children.append(
             spawn(
                 "api", [*python, "api", "--port", str(api_port)], self.logs, self.env_of("readside")
@@ -441,6 +442,8 @@ class Run:
         first_table = table_ids(self.args.tables)[0][0]
         say(self.out, f"statistics board: http://127.0.0.1:{api_port}/tables/{first_table}")
         say(self.out, f"read-side API: http://127.0.0.1:{api_port}/openapi.json (see docs/API.md)")
+        for line in access:
+            say(self.out, line)
         health = Health(board, ports)
         health.start()
         try:
@@ -448,6 +451,35 @@ class Run:
         finally:
             health.stop()
             feed.close()
+
+    def _api_access(self, api_port: int) -> list[str]:
+        """Unless the environment says how the API checks tokens (CROUPIER_API_AUTH or a JWKS),
+        a local issuer: its Ed25519 key and JWKS under .data/auth (made once), the API pointed
+        at that JWKS, and a 30-day token of both scopes in .data/auth/token; what to say."""
+        from services.history.issuer import LOCAL_DIR, claims, local, mint
+
+        told = [f"CROUPIER_API_{name}" for name in ("AUTH", "JWKS_FILE", "JWKS_URL")]
+        if any(os.environ.get(name) for name in told):
+            return [f"read-side API access as configured ({', '.join(told)})"]
+        issuer = local(LOCAL_DIR)
+        self.env["CROUPIER_API_JWKS_FILE"] = str(issuer.jwks_file.resolve())
+        body = claims(
+            scopes=["history:read", "report:read"],
+            audience="croupier",
+            subject="make-run",
+            now=int(time.time()),
+            lifetime=30 * 86400,
+        )
+        token = issuer.key_file.with_name("token")
+        token.unlink(missing_ok=True)
+        with os.fdopen(os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+            out.write(mint(issuer.key, body) + "\n")
+        return [
+            f"API token (history:read report:read, 30 days, key {issuer.key_file}): "
+            f"{token.read_text().strip()}",
+            f'try: curl -H "Authorization: Bearer $(cat {token})" '
+            f"http://127.0.0.1:{api_port}/players/P00001/bets",
+        ]
 
     def _watch(self, board: Dashboard, feed: Feed, health: Health) -> int:
         from services.view.live import watch

@@ -14,6 +14,7 @@ import msgspec
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
+from services.history.guard import TokenChecks, guard
 from services.history.index import index_page
 from services.history.models import BetsQuery, ErrorOut
 from services.history.openapi import document
@@ -190,9 +191,15 @@ async def openapi(request: web.Request) -> web.Response:
     return web.json_response(document())
 
 
-def application(reads: Reads, lag: Lag, *, poll_ms: int = 1000) -> web.Application:
-    """The API over the read side's database; `lag` tells how far it is behind the topics."""
-    app = web.Application(middlewares=[_errors])
+def application(
+    reads: Reads, lag: Lag, *, access: TokenChecks | None, poll_ms: int = 1000
+) -> web.Application:
+    """The API over the read side's database; `lag` tells how far it is behind the topics.
+    `access` checks the bearer tokens of the protected routes; None serves them to anyone
+    (CROUPIER_API_AUTH=off, behind a gateway that checks them)."""
+    app = web.Application(middlewares=[_errors] if access is None else [_errors, guard(access)])
+    if access is not None:
+        app.on_cleanup.append(lambda _: access.keys.close())
     app[READS] = reads
     app[LAG] = lag
     app[POLL_MS] = poll_ms

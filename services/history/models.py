@@ -192,6 +192,9 @@ class TablesOut(Model):
 
 
 class ErrorOut(Model):
-    error: str = Field(description="not_found, invalid_parameters, method_not_allowed or internal")
+    error: str = Field(
+        description="not_found, invalid_parameters, method_not_allowed, unauthorized (401), "
+        "forbidden (403), unavailable (503) or internal"
+    )
     detail: str
     problems: list[str] = []

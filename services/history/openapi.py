@@ -7,6 +7,7 @@ from typing import Any, Final
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from services.history.access import PROTECTED
 from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut, TablesOut
 
 ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\u0000]*$"}
@@ -52,6 +53,34 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
 _NOT_FOUND: Final = _json(ErrorOut, "Unknown id: nothing about it has been read yet")
 _INVALID: Final = _json(ErrorOut, "A parameter is out of range or malformed")
 _TABLE: Final = _path_id("table_id", "The table, as in `table_id` of the events", "T000")
+SCHEME: Final = "bearer"
+_CHALLENGE: Final = {
+    "WWW-Authenticate": {
+        "description": "The bearer challenge (RFC 6750): `error` and `error_description` when a "
+        "token was given, `scope` when it lacks the one needed",
+        "schema": {"type": "string"},
+    }
+}
+
+
+def _refused(description: str) -> dict[str, Any]:
+    return {**_json(ErrorOut, description), "headers": _CHALLENGE}
+
+
+def _secured(paths: dict[str, Any]) -> dict[str, Any]:
+    """The protected operations (`access.PROTECTED`) with their scope and their refusals."""
+    for path, scope in PROTECTED.items():
+        operation = paths[path]["get"]
+        operation["security"] = [{SCHEME: [scope]}]
+        operation["description"] = (
+            f"{operation.get('description', '')} Needs a bearer token granting `{scope}`."
+        ).strip()
+        operation["responses"] |= {
+            "401": _refused("No bearer token, or one that does not verify"),
+            "403": _refused(f"The token does not grant `{scope}`"),
+            "503": _json(ErrorOut, "The signing keys (JWKS URL) cannot be fetched now"),
+        }
+    return paths
 
 
 def _operations() -> dict[str, Any]:
@@ -233,6 +262,19 @@ def document() -> dict[str, Any]:
             "projected from croupier's committed topics into a database. Money is integer minor "
             "units.",
         },
-        "paths": _operations(),
-        "components": {"schemas": top.get("$defs", {})},
+        "paths": _secured(_operations()),
+        "components": {
+            "schemas": top.get("$defs", {}),
+            "securitySchemes": {
+                SCHEME: {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "JWT",
+                    "description": "An access token (JWT, EdDSA or RS256) for audience "
+                    "`croupier`, its scopes in `scope` (space-separated) or `scp` (a list): "
+                    "`history:read` for histories and recalls, `report:read` for the report. "
+                    "Every other operation is public.",
+                }
+            },
+        },
     }

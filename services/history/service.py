@@ -17,20 +17,24 @@ import shutil
 import signal
 import tempfile
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
+from services.history.access import HISTORY_READ, REPORT_READ
 from services.history.migrate import upgrade
 from services.history.projector import Projector
 from services.history.recreated import EXIT_CODE, Recreated
-from services.history.settings import ApiSettings
+from services.history.settings import ApiSettings, AuthSettings
 from services.history.store import Store, connect, database_url
 from services.ports import claim
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
+
+if TYPE_CHECKING:  # aiohttp is imported by `croupier api` only: the projector starts without it
+    from services.history.guard import TokenChecks
 
 log = logging.getLogger("croupier.readside")
 
@@ -55,7 +59,43 @@ def database(api: ApiSettings) -> Engine:
             time.sleep(1)
 
 
-def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
+def token_checks(auth: AuthSettings) -> TokenChecks | None:
+    """How the API checks tokens, None when it does not (CROUPIER_API_AUTH=off). A JWKS file is
+    read here, so that one that cannot be used stops the start."""
+    from services.history.guard import TokenChecks
+    from services.history.jwks import FileKeys, KeySource, UrlKeys
+
+    if not auth.auth:
+        return None
+    keys: KeySource = (
+        FileKeys(auth.jwks_file)
+        if auth.jwks_file
+        else UrlKeys(str(auth.jwks_url), refresh=auth.jwks_refresh_s)
+    )
+    return TokenChecks(keys=keys, audience=auth.audience, issuer=auth.issuer, leeway=auth.leeway_s)
+
+
+def access_line(auth: AuthSettings) -> str:
+    """What the API says at start about who may call it."""
+    if not auth.auth:
+        return (
+            "access control is OFF (CROUPIER_API_AUTH=off): histories, recalls and the report "
+            "answer without a token; run so only behind a gateway that checks tokens"
+        )
+    source = f"JWKS file {auth.jwks_file}" if auth.jwks_file else f"JWKS URL {auth.jwks_url}"
+    return (
+        f"bearer tokens required on histories and recalls ({HISTORY_READ}) and the report "
+        f"({REPORT_READ}): EdDSA or RS256, aud {auth.audience}, keys of the {source}"
+    )
+
+
+def create_app(
+    settings: Settings,
+    api: ApiSettings,
+    auth: AuthSettings,
+    checks: TokenChecks | None,
+    datadir: str,
+) -> Any:
     """The faust app of one API process."""
     import faust  # here, not above: `croupier projector` starts without faust and aiohttp
     from aiohttp import web
@@ -80,13 +120,14 @@ def create_app(settings: Settings, api: ApiSettings, datadir: str) -> Any:
     reads = Reads(engine)
     lag = Lag(settings, reads)
     projector = Projector(settings, Store(engine), shard=api.shard) if api.project else None
-    site_app = application(reads, lag, poll_ms=api.poll_ms)
+    site_app = application(reads, lag, access=checks, poll_ms=api.poll_ms)
 
     @app.service
     class ReadSide(Service):
         """Serves the API (and projects) for as long as the process runs."""
 
         async def on_start(self) -> None:
+            (log.warning if checks is None else log.info)(access_line(auth))
             self._runner = web.AppRunner(site_app, access_log=None)
             await self._runner.setup()
             await web.TCPSite(self._runner, api.host, api.port).start()
@@ -145,14 +186,15 @@ def _fatal(job: asyncio.Future[None]) -> None:
     os._exit(1)
 
 
-def main(settings: Settings, api: ApiSettings, loglevel: str = "info") -> int:
+def main(settings: Settings, api: ApiSettings, auth: AuthSettings, loglevel: str = "info") -> int:
     """Run the API until interrupted."""
     import faust
 
+    checks = token_checks(auth)
     claim(api.host, api.port, "CROUPIER_API_PORT (or --port)")
     datadir = tempfile.mkdtemp(prefix="croupier-api-")
     try:
-        app = create_app(settings, api, datadir)
+        app = create_app(settings, api, auth, checks, datadir)
         worker = faust.Worker(app, loglevel=loglevel, quiet=True)
         worker.execute_from_commandline()
     finally:

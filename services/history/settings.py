@@ -64,3 +64,54 @@ class ApiSettings(BaseSettings):
                 "CROUPIER_API_PROJECTOR_SHARD below CROUPIER_API_PROJECTOR_SHARDS"
             )
         return self
+
+
+class AuthSettings(BaseSettings):
+    """Who may call `croupier api`'s protected routes: bearer tokens (JWT, EdDSA or RS256)
+    verified against a JSON Web Key Set, or nobody checks (a gateway in front does)."""
+
+    model_config = SettingsConfigDict(env_prefix="CROUPIER_API_", frozen=True, extra="ignore")
+
+    auth: bool = Field(
+        default=True,
+        description="check bearer tokens on the history, recall and report routes; off (false) "
+        "only behind a gateway that checks them",
+    )
+    jwks_file: str | None = Field(
+        default=None, description="a JSON Web Key Set file of the token issuer's public keys"
+    )
+    jwks_url: str | None = Field(
+        default=None, description="or the issuer's JWKS URL, fetched and cached"
+    )
+    jwks_refresh_s: int = Field(
+        default=300,
+        ge=1,
+        le=86400,
+        description="seconds a fetched JWKS is kept before it is fetched again",
+    )
+    audience: str = Field(default="croupier", min_length=1, description="the `aud` required")
+    issuer: str | None = Field(default=None, description="the `iss` required; unset: any")
+    leeway_s: int = Field(
+        default=30, ge=0, le=300, description="clock leeway of `exp`, `nbf` and `iat`, seconds"
+    )
+
+    @field_validator("jwks_url")
+    @classmethod
+    def _web_url(cls, url: str | None) -> str | None:
+        if url and not url.startswith(("https://", "http://")):
+            raise ValueError("not a JWKS URL: give https://host/path/jwks.json")
+        return url
+
+    @model_validator(mode="after")
+    def _keys_when_on(self) -> AuthSettings:
+        if self.auth and not (self.jwks_file or self.jwks_url):
+            raise ValueError(
+                "the API checks bearer tokens (CROUPIER_API_AUTH is on) and has no keys: set "
+                "CROUPIER_API_JWKS_FILE or CROUPIER_API_JWKS_URL to the issuer's JWKS, or "
+                "CROUPIER_API_AUTH=off behind a gateway that checks the tokens"
+            )
+        if self.jwks_file and self.jwks_url:
+            raise ValueError(
+                "CROUPIER_API_JWKS_FILE and CROUPIER_API_JWKS_URL are both set: set one"
+            )
+        return self

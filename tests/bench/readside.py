@@ -53,6 +53,7 @@ from tests.bench.pipeline import rate, start, stop
 from tests.database import fresh_url
 from tests.e2e.support import free_port
 from tests.kafka import create_topics, delete_topics, environment, isolated_settings
+from tests.tokens import ED, bearer, token, write_jwks
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "test-output" / "bench-readside"
@@ -379,9 +380,13 @@ def percentiles(times: list[float]) -> str:
     return f"p50 {p50:.1f} ms, p99 {p99:.1f} ms (slowest: {worst})"
 
 
+AUTHORIZATION = bearer(token(ED, expires_in=86400))
+"""Every request carries a token, as a client's would: its check is part of the latency."""
+
+
 def timed(conn: http.client.HTTPConnection, path: str) -> tuple[float, Any]:
     began = time.perf_counter()
-    conn.request("GET", path)
+    conn.request("GET", path, headers=AUTHORIZATION)
     response = conn.getresponse()
     body = response.read()
     took = time.perf_counter() - began
@@ -447,7 +452,13 @@ def settle(database: str) -> float:
 
 
 def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
-    env = environment(s) | {"DATABASE_URL": database, "CROUPIER_API_PORT": str(free_port())}
+    LOGS.mkdir(parents=True, exist_ok=True)
+    jwks = write_jwks(LOGS / "jwks.json", ED)
+    env = environment(s) | {
+        "DATABASE_URL": database,
+        "CROUPIER_API_PORT": str(free_port()),
+        "CROUPIER_API_JWKS_FILE": str(jwks),
+    }
     port = int(env["CROUPIER_API_PORT"])
     engine = connect(database)
     blocks = Blocks(engine)  # before the API's sessions begin, which time their reads then

@@ -24,6 +24,7 @@ from services.settings import Settings
 from services.settlement.fold import Fold
 from services.simulation.streams import Streams
 from tests.kafka import OUTPUT, ROOT, environment
+from tests.tokens import ED, RSA, bearer, token, write_jwks
 
 
 def free_port() -> int:
@@ -34,9 +35,11 @@ def free_port() -> int:
 
 
 def get(url: str) -> tuple[int, Any]:
-    """GET a JSON answer: its status and decoded body (errors included)."""
+    """GET a JSON answer: its status and decoded body (errors included), asked with a token
+    granting every scope (the read side checks it on histories, recalls and the report)."""
+    request = urllib.request.Request(url, headers=bearer(token(expires_in=3600)))
     try:
-        with urllib.request.urlopen(url, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
@@ -55,7 +58,8 @@ def read_side(
     database: str | None = None,
     serve_only: bool = False,
 ) -> Iterator[str]:
-    """A `croupier api` process on a free port; yields its base URL, stops it at the end.
+    """A `croupier api` process on a free port; yields its base URL, stops it at the end. It
+    checks tokens against the JWKS of tests/tokens.py's ED and RSA keys (`get` sends one).
 
     `database` is its DATABASE_URL (default: a new SQLite file under test-output/). With `kill`
     it ends with SIGKILL, as a crash would: nothing is flushed or saved.
@@ -66,6 +70,9 @@ def read_side(
     env["CROUPIER_API_PORT"] = str(port)
     env["CROUPIER_API_POLL_MS"] = "300"
     env["DATABASE_URL"] = database or f"sqlite:///{OUTPUT / f'{settings.group_id}.sqlite'}"
+    env["CROUPIER_API_JWKS_FILE"] = str(
+        write_jwks(OUTPUT / f"{settings.group_id}-jwks.json", ED, RSA)
+    )
     serve = ["--serve-only"] if serve_only else []
     with open(OUTPUT / f"{settings.group_id}-{name}.log", "wb") as log:
         process = subprocess.Popen(

@@ -4,6 +4,9 @@ Every check but one runs (status codes, content types and bodies conform to the 
 input is rejected, 405s carry `Allow`). `positive_data_acceptance` is left out: `cursor` is an
 opaque token, so a string of the documented alphabet can still be one this service never handed
 out, and that is a 422 by design (docs/API.md).
+
+It sends a token granting every scope; `ignored_auth` (one of all the checks) asks each protected
+operation again without it and with a bad one, and wants 401.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from services.simulation.streams import generate
 from tests.e2e.support import read_side, wait_read_up
 from tests.kafka import OUTPUT, create_topics, isolated_settings, publish, wait_caught_up, workers
+from tests.tokens import token
 
 FUZZ = (
     "import sys; from schemathesis.cli import schemathesis; sys.argv[0] = 'schemathesis'; "
@@ -36,6 +40,7 @@ def test_fuzzing_the_api_from_its_openapi_document_finds_no_failure(kafka: str) 
                 FUZZ,
                 "run",
                 f"{url}/openapi.json",
+                f"--header=Authorization: Bearer {token(expires_in=3600)}",
                 "--checks=all",
                 "--exclude-checks=positive_data_acceptance",
                 "--max-examples=150",

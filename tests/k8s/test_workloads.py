@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from services.history.settings import ApiSettings
+from services.history.settings import ApiSettings, AuthSettings
 from services.settings import Settings
 from tests.k8s.kustomize import Object, pod_spec
 from tests.k8s.manifests import OVERLAYS, ROOT, containers, env, find, of_kind, overlay
@@ -129,6 +129,23 @@ def test_local_generates_the_database_secret_and_production_expects_an_existing_
     assert not of_kind(overlay("production"), "Secret")
 
 
+def test_the_api_reads_its_token_checks_from_a_configmap_local_generates_and_production_expects() -> (
+    None
+):
+    for name in OVERLAYS:
+        [(_, api)] = [
+            (w, c) for w, c in containers(overlay(name)) if w["metadata"]["name"] == "croupier-api"
+        ]
+        assert api["envFrom"] == [{"configMapRef": {"name": "croupier-api-auth"}}]
+    local = find(overlay("local"), "ConfigMap", "croupier-api-auth")
+    assert local["data"] == {"CROUPIER_API_AUTH": "off"}
+    assert not [
+        c
+        for c in of_kind(overlay("production"), "ConfigMap")
+        if c["metadata"]["name"] == "croupier-api-auth"
+    ]
+
+
 def test_the_overlays_set_the_image_and_put_everything_in_the_namespace() -> None:
     images = {"local": "croupier:dev", "production": "registry.example.com/croupier:0.1.0"}
     for name, image in images.items():
@@ -193,7 +210,8 @@ def test_the_image_is_built_from_the_pinned_dependencies() -> None:
 
 def test_every_croupier_variable_the_manifests_set_is_a_setting_croupier_reads() -> None:
     known = {f"CROUPIER_{name.upper()}" for name in Settings.model_fields} | {
-        f"CROUPIER_API_{name.upper()}" for name in ApiSettings.model_fields
+        f"CROUPIER_API_{name.upper()}"
+        for name in [*ApiSettings.model_fields, *AuthSettings.model_fields]
     }
     for name in OVERLAYS:
         for workload, container in containers(overlay(name)):

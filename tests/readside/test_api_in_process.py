@@ -13,11 +13,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy import Engine
 
 from services.history.api import application
+from services.history.guard import TokenChecks
 from services.history.models import BetsPage, HealthOut, RoundOut, StatsOut, TablesOut
 from services.history.queries import Reads
 from services.history.store import Store
 from tests.committed import commit_inputs
 from tests.database import project_all
+from tests.tokens import ED, RSA, HeldKeys, bearer, token
 from tests.unit.builders import bet, round_event, sicbo_round
 
 Answer = tuple[int, str, bytes]
@@ -40,14 +42,17 @@ async def _lag() -> int | None:
 
 
 def get(engine: Engine, *paths: str) -> list[Answer]:
+    """Each path's answer, asked with a token granting every scope (test_api_access.py tests
+    the access control itself)."""
     populate(engine)
-    app = application(Reads(engine), _lag, poll_ms=500)
+    app = application(Reads(engine), _lag, access=TokenChecks(keys=HeldKeys(ED, RSA)), poll_ms=500)
+    authorization = bearer(token(ED))
 
     async def go() -> list[Answer]:
         async with TestClient(TestServer(app)) as client:
             answers = []
             for path in paths:
-                response = await client.get(path)
+                response = await client.get(path, headers=authorization)
                 answers.append(
                     (response.status, response.headers["Content-Type"], await response.read())
                 )

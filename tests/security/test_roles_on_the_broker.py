@@ -210,6 +210,7 @@ def test_an_api_that_may_not_read_the_outputs_exits_2_saying_who_was_refused(
         **secured.env("game"),
         "DATABASE_URL": f"sqlite:///{tmp_path / 'readside.sqlite'}",
         "CROUPIER_API_PORT": "0",
+        "CROUPIER_API_AUTH": "off",  # the broker's refusal is tested here, not the tokens
     }
     log = tmp_path / "api.log"
     with open(log, "wb") as out:

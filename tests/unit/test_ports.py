@@ -43,6 +43,7 @@ def test_croupier_api_on_a_taken_port_exits_1_with_one_line(
     held: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("CROUPIER_API_PORT", str(held))
+    monkeypatch.setenv("CROUPIER_API_AUTH", "off")  # else it stops first, asking for a JWKS
     assert main(["api", "--serve-only"]) == 1
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"croupier api: 127.0.0.1:{held} is already in use")
