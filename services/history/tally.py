@@ -50,8 +50,9 @@ LAG: Final = Family("croupier_read_lag_messages", "gauge", "Committed messages n
 DECISION_LATENCY: Final = Family(
     LATENCY,
     "histogram",
-    "Time from a round's result (or cancellation) to each decision of its bets, between the "
-    "Kafka timestamps of the two records.",
+    "Time from the at of the round event that decided each bet (its result or cancellation, "
+    "by the table's clock) to the Kafka timestamp of the bet's settlement or refund; 0 when "
+    "the table's clock is ahead.",
     ("le",),
 )
 FAMILIES: Final = (*COUNTERS, PENDING, LAG, DECISION_LATENCY)

@@ -50,7 +50,13 @@ FAMILIES: Final = (
     Family("croupier_state_records_total", "counter", "State changelog records written."),
     Family("croupier_state_bytes_total", "counter", "State changelog bytes written."),
     Family("croupier_events_in_total", "counter", "Input events read, by topic.", ("topic",)),
-    Family("croupier_decisions_total", "counter", "Settlements and refunds, by kind.", ("kind",)),
+    Family(
+        "croupier_decisions_total",
+        "counter",
+        "Settlements, refunds and adjustments written, by kind (settlement, refund:<reason>, "
+        "adjustment:<cause>).",
+        ("kind",),
+    ),
     Family("croupier_rejections_total", "counter", "Inputs rejected, by reason.", ("reason",)),
 )
 """The worker's metric families, in the order /metrics gives them."""

@@ -1,6 +1,6 @@
 """What /metrics returns, pinned byte for byte: declaring the metric families once (for the
 renderers and docs/reference/metrics.md alike) changed no byte of the worker's or the read side's
-exposition."""
+exposition; only the two help texts that misdescribed their metric changed since, on purpose."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ croupier_state_bytes_total 3456
 # TYPE croupier_events_in_total counter
 croupier_events_in_total{topic="bets"} 40
 croupier_events_in_total{topic="rounds"} 7
-# HELP croupier_decisions_total Settlements and refunds, by kind.
+# HELP croupier_decisions_total Settlements, refunds and adjustments written, by kind (settlement, refund:<reason>, adjustment:<cause>).
 # TYPE croupier_decisions_total counter
 croupier_decisions_total{kind="adjustment:correction"} 1
 croupier_decisions_total{kind="refund:late_bet"} 2
@@ -68,7 +68,7 @@ croupier_read_pending_bets 4
 # HELP croupier_read_lag_messages Committed messages not projected yet.
 # TYPE croupier_read_lag_messages gauge
 croupier_read_lag_messages 17
-# HELP croupier_read_decision_latency_seconds Time from a round's result (or cancellation) to each decision of its bets, between the Kafka timestamps of the two records.
+# HELP croupier_read_decision_latency_seconds Time from the at of the round event that decided each bet (its result or cancellation, by the table's clock) to the Kafka timestamp of the bet's settlement or refund; 0 when the table's clock is ahead.
 # TYPE croupier_read_decision_latency_seconds histogram
 croupier_read_decision_latency_seconds_bucket{le="0.005"} 1
 croupier_read_decision_latency_seconds_bucket{le="0.010"} 1
@@ -100,7 +100,7 @@ READ_SIDE_STARTING = """\
 # HELP croupier_read_pending_bets Confirmed bets with no settlement or refund yet.
 # TYPE croupier_read_pending_bets gauge
 croupier_read_pending_bets 0
-# HELP croupier_read_decision_latency_seconds Time from a round's result (or cancellation) to each decision of its bets, between the Kafka timestamps of the two records.
+# HELP croupier_read_decision_latency_seconds Time from the at of the round event that decided each bet (its result or cancellation, by the table's clock) to the Kafka timestamp of the bet's settlement or refund; 0 when the table's clock is ahead.
 # TYPE croupier_read_decision_latency_seconds histogram
 croupier_read_decision_latency_seconds_bucket{le="0.005"} 0
 croupier_read_decision_latency_seconds_bucket{le="0.010"} 0
