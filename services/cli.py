@@ -246,7 +246,9 @@ def parser() -> argparse.ArgumentParser:
         "with who authorised it. The very same fold as `croupier replay`.",
     )
     report.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
-    report.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    report.add_argument(
+        "--format", choices=("text", "csv", "json"), default="text", help="output format"
+    )
     report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
     report.add_argument(
         "--keys",
