@@ -70,8 +70,17 @@ class Settings(BaseSettings):
         default="settlement-state",
         description="the compacted changelog of the fold's state, one partition per task",
     )
-    partitions: int = Field(default=12, ge=1, description="partitions of rounds and bets")
-    output_partitions: int = Field(default=12, ge=1, description="partitions of output topics")
+    partitions: int = Field(
+        default=12,
+        ge=1,
+        description="partitions of rounds and bets (always equal), and of the accepted and state "
+        "topics (one per task)",
+    )
+    output_partitions: int = Field(
+        default=12,
+        ge=1,
+        description="partitions of settlements, refunds, adjustments, table-stats and rejected",
+    )
     replication_factor: int = Field(
         default=1, ge=1, description="replicas of every topic croupier creates (3 on a cluster)"
     )
