@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install run replay-sample test test-unit check lint types schemas bench \
+.PHONY: help install run replay-sample test test-unit check lint types schemas reference bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
         test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci
@@ -54,6 +54,9 @@ check: lint types test ## lint, types and tests
 
 schemas: $(STAMP) ## regenerate the committed JSON Schema files from the Structs
 	$(BIN)/python -m schemas.jsonschema schemas/json
+
+reference: $(STAMP) ## regenerate docs/reference/ (settings, commands and flags, metrics) from the code
+	$(BIN)/python -m services.reference docs/reference
 
 bench: $(STAMP) ## replay throughput vs a bare json.loads of the same file; memory over a million rounds
 	$(BIN)/python -m tests.bench.replay

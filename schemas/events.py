@@ -1,4 +1,5 @@
-"""Events in: what the tables' game services publish to `rounds` and `bets` (contract section 2)."""
+"""Events in: what the tables' game services publish to `rounds` and `bets` (docs/CONTRACT.md
+section 3)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ Disc = Literal["red", "white"]
 Dice = tuple[Face, Face, Face]
 Discs = tuple[Disc, Disc, Disc, Disc]
 Phase = Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
-"""Where a round is in its life cycle, as its events move it (contract sections 2 and 3a)."""
+"""Where a round is in its life cycle, as its events move it (docs/CONTRACT.md
+sections 4 and 5)."""
 Stake = Annotated[int, msgspec.Meta(ge=1, le=2**53 - 1)]
 SEQ_MAX: Final = 2**31 - 1
 """The largest `seq` and `last_seq`: what a 32-bit signed integer holds, most databases' INTEGER
@@ -42,9 +44,9 @@ Signature = Annotated[
     msgspec.Meta(
         extra_json_schema={
             "description": "The table's Ed25519 signature of the event, base64url without padding "
-            "(86 characters), contract section 8. Checked only for a table croupier has public "
-            "keys for, where a missing or wrong one is rejected `bad_signature`; any value is "
-            "ignored for other tables."
+            "(86 characters), docs/CONTRACT.md#signed-round-events. Checked only for a table "
+            "croupier has public keys for, where a missing or wrong one is rejected "
+            "`bad_signature`; any value is ignored for other tables."
         }
     ),
 ]
@@ -175,7 +177,8 @@ RoundEvent = (
 BetEvent = BetPlaced
 AnyEvent = RoundEvent | BetEvent
 SignedEvent = RoundResult | RoundCorrected | RoundVoided | RoundCancelled
-"""The round events that move money, which a table with keys must sign (contract section 8)."""
+"""The round events that move money, which a table with keys must sign (docs/CONTRACT.md,
+Signed round events)."""
 SIGNED: Final = (RoundResult, RoundCorrected, RoundVoided, RoundCancelled)
 
 ROUND_TYPES: Final[frozenset[str]] = frozenset(

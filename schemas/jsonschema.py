@@ -18,7 +18,10 @@ from schemas.journal import Journal
 from schemas.keys import TableKeysFile
 from schemas.records import Adjustment, Refund, Rejected, Settlement, TableStats
 
-CONTRACT_VERSION: Final = 1
+CONTRACT_VERSION: Final = "1.2"
+"""The version of the contract the schemas follow; `v` stays 1 on every event and record."""
+CONTRACT: Final = "docs/CONTRACT.md"
+"""Where the contract is read: the descriptions cite its sections by their anchors."""
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 SUFFIX: Final = ".schema.json"
 
@@ -26,26 +29,28 @@ TOPICS: Final[dict[str, tuple[Any, str]]] = {
     "rounds": (
         RoundEvent,
         "Round events a table's game service publishes, keyed by table_id, one per message "
-        "(contract section 2). Unknown extra fields are ignored.",
+        f"({CONTRACT}#3-events-in; their order: {CONTRACT}#4-round-life-cycle). Unknown extra "
+        "fields are ignored.",
     ),
     "bets": (
         BetPlaced,
         "Bet events a table's game service publishes, keyed by table_id, one per message "
-        "(contract section 2). Unknown extra fields are ignored; `pick` absent means [].",
+        f"({CONTRACT}#3-events-in). Unknown extra fields are ignored; `pick` absent means [].",
     ),
     "settlements": (
         Settlement,
-        "Settlement records croupier writes, keyed by player_id (contract section 5). "
+        f"Settlement records croupier writes, keyed by player_id ({CONTRACT}#7-records-out). "
         "`settlement_id` is derived from `bet_id` alone: wallets use it as the idempotency key.",
     ),
     "refunds": (
         Refund,
-        "Refund records croupier writes, keyed by player_id (contract section 5). "
+        f"Refund records croupier writes, keyed by player_id ({CONTRACT}#7-records-out). "
         "`refund_id` is derived from `bet_id` alone: wallets use it as the idempotency key.",
     ),
     "adjustments": (
         Adjustment,
-        "Adjustment records croupier writes, keyed by player_id (contract sections 3a and 5): a "
+        "Adjustment records croupier writes, keyed by player_id "
+        f"({CONTRACT}#corrections-and-voids-after-a-result, {CONTRACT}#7-records-out): a "
         "settled bet decided again after a correction or a void of its round. `delta` is what "
         "the wallet credits (negative: a debit), never 0; `adjustment_id` "
         "(`adjustment:<n>:<bet_id>`) is its idempotency key. `dice`/`discs` are the new outcome, "
@@ -55,7 +60,7 @@ TOPICS: Final[dict[str, tuple[Any, str]]] = {
         Rejected,
         "Dead letters croupier writes, keyed by the input's key: every input it could not "
         "accept, verbatim in `raw` (invalid UTF-8 bytes shown as \\xNN), with the reason "
-        "(contract sections 3 and 5).",
+        f"(the reasons: {CONTRACT}#6-rejections; the record: {CONTRACT}#7-records-out).",
     ),
     "accepted": (
         Journal,
@@ -65,12 +70,13 @@ TOPICS: Final[dict[str, tuple[Any, str]]] = {
         "then the settlements, refunds and adjustments the transaction commits, as on their own "
         "topics; written to the partition of the inputs in that transaction, so a bet's decision "
         "is never before its placement. A journal over 512 KiB is cut into several records. "
-        "Records written before journals hold one input alone (the `rounds`/`bets` schemas).",
+        "Records written before journals hold one input alone (the `rounds`/`bets` schemas). "
+        f"The topic: {CONTRACT}#2-topics.",
     ),
     "table-stats": (
         TableStats,
         "The statistics of a table over its last 50 rounds with a result, keyed by table_id, "
-        "log-compacted (contract section 5).",
+        f"log-compacted ({CONTRACT}#7-records-out).",
     ),
 }
 
@@ -79,8 +85,9 @@ FILES: Final[dict[str, tuple[Any, str]]] = {
         TableKeysFile,
         "The table keys file croupier reads (CROUPIER_TABLE_KEYS_FILE, `croupier replay --keys`): "
         "per signing table, every Ed25519 public key that may sign its round.result, "
-        "round.corrected, round.voided and round.cancelled events (contract section 8); several "
-        "while a key is rotated. A table not listed is read without signatures.",
+        "round.corrected, round.voided and round.cancelled events "
+        f"({CONTRACT}#signed-round-events); several while a key is rotated. A table not listed "
+        "is read without signatures.",
     ),
 }
 """The files croupier reads besides the topics, by name."""
@@ -127,8 +134,9 @@ def schema(topic: str) -> dict[str, Any]:
     return {
         "$schema": DIALECT,
         "$comment": (
-            f"{what} `{topic}`, croupier contract version {CONTRACT_VERSION}. Generated from the "
-            "msgspec Structs in schemas/ by `make schemas`: do not edit by hand."
+            f"{what} `{topic}`, croupier contract version {CONTRACT_VERSION} ({CONTRACT}; `v` "
+            "is 1 on every event and record). Generated from the msgspec Structs in schemas/ by "
+            "`make schemas`: do not edit by hand."
         ),
         "title": f"croupier {topic} (contract v{CONTRACT_VERSION})",
         "description": description,

@@ -246,7 +246,9 @@ def parser() -> argparse.ArgumentParser:
         "with who authorised it. The very same fold as `croupier replay`.",
     )
     report.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
-    report.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    report.add_argument(
+        "--format", choices=("text", "csv", "json"), default="text", help="output format"
+    )
     report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
     report.add_argument(
         "--keys",
@@ -292,7 +294,11 @@ def parser() -> argparse.ArgumentParser:
     worker = commands.add_parser(
         "worker", help="run a stream processor (start several: they share the partitions)"
     )
-    worker.add_argument("--web-port", type=int, help="HTTP port for /health (default: a free one)")
+    worker.add_argument(
+        "--web-port",
+        type=int,
+        help="HTTP port of /health and /metrics (default CROUPIER_WEB_PORT; 0: a free one)",
+    )
     worker.add_argument("--loglevel", default="info", help="faust log level (default info)")
     worker.set_defaults(run=_worker)
 
@@ -369,7 +375,7 @@ def parser() -> argparse.ArgumentParser:
 
     keys = commands.add_parser(
         "keys",
-        help="signing keys of tables (contract section 8)",
+        help="signing keys of tables (docs/CONTRACT.md, Signed round events)",
         description="Ed25519 key pairs with which a table's game service signs its money-moving "
         "round events, and the table keys file croupier checks them with.",
     )
@@ -544,8 +550,8 @@ def invalid_settings(error: Any) -> str:
         for problem in error.errors()
     ]
     return (
-        f"invalid settings: {'; '.join(found)}. Correct or unset them (the README's "
-        "Configuration table lists every setting)"
+        f"invalid settings: {'; '.join(found)}. Correct or unset them "
+        "(docs/reference/settings.md lists every setting)"
     )
 
 

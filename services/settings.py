@@ -1,4 +1,5 @@
-"""Configuration from the environment (pydantic settings); every name is documented in README."""
+"""Configuration from the environment (pydantic settings); every name is listed, with its
+description, in docs/reference/settings.md (`make reference`)."""
 
 from __future__ import annotations
 
@@ -44,13 +45,23 @@ class Settings(BaseSettings):
         description="PEM file of the CA(s) that signed the brokers' certificates (SSL, SASL_SSL); "
         "unset: the system's trusted CAs",
     )
-    topic_rounds: str = "rounds"
-    topic_bets: str = "bets"
-    topic_settlements: str = "settlements"
-    topic_refunds: str = "refunds"
-    topic_adjustments: str = "adjustments"
-    topic_table_stats: str = "table-stats"
-    topic_rejected: str = "rejected"
+    topic_rounds: str = Field(default="rounds", description="the round events' topic (input)")
+    topic_bets: str = Field(default="bets", description="the bet events' topic (input)")
+    topic_settlements: str = Field(
+        default="settlements", description="the settlement records' topic (output)"
+    )
+    topic_refunds: str = Field(default="refunds", description="the refund records' topic (output)")
+    topic_adjustments: str = Field(
+        default="adjustments", description="the adjustment records' topic (output)"
+    )
+    topic_table_stats: str = Field(
+        default="table-stats",
+        description="the statistics boards' topic (output, compacted by table_id)",
+    )
+    topic_rejected: str = Field(
+        default="rejected",
+        description="the dead letters' topic: every input not accepted, verbatim, with its reason",
+    )
     topic_accepted: str = Field(
         default="accepted",
         description="every input the fold accepted, verbatim, written with what it decided",
@@ -59,8 +70,17 @@ class Settings(BaseSettings):
         default="settlement-state",
         description="the compacted changelog of the fold's state, one partition per task",
     )
-    partitions: int = Field(default=12, ge=1, description="partitions of rounds and bets")
-    output_partitions: int = Field(default=12, ge=1, description="partitions of output topics")
+    partitions: int = Field(
+        default=12,
+        ge=1,
+        description="partitions of rounds and bets (always equal), and of the accepted and state "
+        "topics (one per task)",
+    )
+    output_partitions: int = Field(
+        default=12,
+        ge=1,
+        description="partitions of settlements, refunds, adjustments, table-stats and rejected",
+    )
     replication_factor: int = Field(
         default=1, ge=1, description="replicas of every topic croupier creates (3 on a cluster)"
     )
@@ -92,7 +112,11 @@ class Settings(BaseSettings):
         description="static group membership (group.instance.id): a worker restarted with the same "
         "id gets its tasks back at once, without a rebalance; unique per worker",
     )
-    group_id: str = "croupier-settlement"
+    group_id: str = Field(
+        default="croupier-settlement",
+        description="the workers' consumer group; also the start of every client id croupier's "
+        "processes use",
+    )
     transactional_prefix: str = Field(
         default="croupier-settlement",
         description="transactional.id prefix: a worker's is <prefix>-<instance id>, or "
@@ -115,12 +139,23 @@ class Settings(BaseSettings):
     )
     table_keys_file: str | None = Field(
         default=None,
-        description="JSON file of the Ed25519 public keys of each signing table (contract section "
-        "8); unset: no table signs. Read when a worker starts",
+        description="JSON file of the Ed25519 public keys of each signing table (docs/CONTRACT.md, "
+        "Signed round events); unset: no table signs. Read when a worker starts",
     )
-    web_host: str = "127.0.0.1"
-    web_port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")
-    data_dir: str = ".data/workers"
+    web_host: str = Field(
+        default="127.0.0.1", description="address a worker's web server (/health, /metrics) binds"
+    )
+    web_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="its port (`croupier worker --web-port`); 0 picks a free one",
+    )
+    data_dir: str = Field(
+        default=".data/workers",
+        description="where each worker process keeps its faust data directory (worker-<pid>); "
+        "nothing of the settlement state, which lives in Kafka",
+    )
 
     @model_validator(mode="after")
     def _writable(self) -> Settings:

@@ -16,11 +16,14 @@ class ApiSettings(BaseSettings):
 
     host: str = Field(default="127.0.0.1", description="address the HTTP API binds")
     port: int = Field(default=8080, ge=0, le=65535, description="its port; 0 picks a free one")
-    poll_ms: int = Field(default=1000, ge=100, le=60000, description="board page refresh period")
+    poll_ms: int = Field(
+        default=1000, ge=100, le=60000, description="how often the board page asks for new results"
+    )
     database_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("DATABASE_URL", "CROUPIER_API_DATABASE_URL"),
-        description="the read side's database (postgresql://...); unset: .data/readside.sqlite",
+        description="the read side's database: postgresql://user@host:port/db (psycopg 3) or "
+        "sqlite:///path; unset: sqlite:///.data/readside.sqlite",
     )
     project: bool = Field(
         default=True,
@@ -78,16 +81,19 @@ class AuthSettings(BaseSettings):
         "only behind a gateway that checks them",
     )
     jwks_file: str | None = Field(
-        default=None, description="a JSON Web Key Set file of the token issuer's public keys"
+        default=None,
+        description="a JSON Web Key Set file of the token issuer's public keys, read again when "
+        "it changes; this or the URL is needed while auth is on",
     )
     jwks_url: str | None = Field(
-        default=None, description="or the issuer's JWKS URL, fetched and cached"
+        default=None, description="or the issuer's JWKS URL (https://...), fetched and cached"
     )
     jwks_refresh_s: int = Field(
         default=300,
         ge=1,
         le=86400,
-        description="seconds a fetched JWKS is kept before it is fetched again",
+        description="seconds a fetched JWKS is kept before it is fetched again (a key removed "
+        "from it is refused at most this long after)",
     )
     audience: str = Field(default="croupier", min_length=1, description="the `aud` required")
     issuer: str | None = Field(default=None, description="the `iss` required; unset: any")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Final
+
+from services.metric import Family
 
 
 @dataclass
@@ -31,44 +34,54 @@ class Metrics:
         self.state_bytes += sum(len(key) + len(value or b"") for key, value in entries)
 
 
+FAMILIES: Final = (
+    Family("croupier_tasks", "gauge", "Tasks (input partitions) this worker runs."),
+    Family(
+        "croupier_tasks_blocked", "gauge", "Tasks assigned here that refuse to run (see /health)."
+    ),
+    Family("croupier_pending_bets", "gauge", "Bets read and waiting for their round's fate."),
+    Family("croupier_transactions_total", "counter", "Transactions committed."),
+    Family(
+        "croupier_records_out_total", "counter", "Records committed (outputs, accepted, state)."
+    ),
+    Family(
+        "croupier_commit_seconds_total", "counter", "Time spent folding and committing batches."
+    ),
+    Family("croupier_state_records_total", "counter", "State changelog records written."),
+    Family("croupier_state_bytes_total", "counter", "State changelog bytes written."),
+    Family("croupier_events_in_total", "counter", "Input events read, by topic.", ("topic",)),
+    Family(
+        "croupier_decisions_total",
+        "counter",
+        "Settlements, refunds and adjustments written, by kind (settlement, refund:<reason>, "
+        "adjustment:<cause>).",
+        ("kind",),
+    ),
+    Family("croupier_rejections_total", "counter", "Inputs rejected, by reason.", ("reason",)),
+)
+"""The worker's metric families, in the order /metrics gives them."""
+
+
+def _by(label: str, counts: Counter[str]) -> list[tuple[str, str]]:
+    return [(f'{{{label}="{value}"}}', str(n)) for value, n in sorted(counts.items())]
+
+
 def render(m: Metrics, tasks: int, blocked: int) -> str:
     """The worker's metrics in the Prometheus text format."""
-    lines = [
-        "# HELP croupier_tasks Tasks (input partitions) this worker runs.",
-        "# TYPE croupier_tasks gauge",
-        f"croupier_tasks {tasks}",
-        "# HELP croupier_tasks_blocked Tasks assigned here that refuse to run (see /health).",
-        "# TYPE croupier_tasks_blocked gauge",
-        f"croupier_tasks_blocked {blocked}",
-        "# HELP croupier_pending_bets Bets read and waiting for their round's fate.",
-        "# TYPE croupier_pending_bets gauge",
-        f"croupier_pending_bets {sum(m.pending.values())}",
-        "# HELP croupier_transactions_total Transactions committed.",
-        "# TYPE croupier_transactions_total counter",
-        f"croupier_transactions_total {m.transactions}",
-        "# HELP croupier_records_out_total Records committed (outputs, accepted, state).",
-        "# TYPE croupier_records_out_total counter",
-        f"croupier_records_out_total {m.records_out}",
-        "# HELP croupier_commit_seconds_total Time spent folding and committing batches.",
-        "# TYPE croupier_commit_seconds_total counter",
-        f"croupier_commit_seconds_total {m.commit_seconds:.6f}",
-        "# HELP croupier_state_records_total State changelog records written.",
-        "# TYPE croupier_state_records_total counter",
-        f"croupier_state_records_total {m.state_records}",
-        "# HELP croupier_state_bytes_total State changelog bytes written.",
-        "# TYPE croupier_state_bytes_total counter",
-        f"croupier_state_bytes_total {m.state_bytes}",
-        "# HELP croupier_events_in_total Input events read, by topic.",
-        "# TYPE croupier_events_in_total counter",
-        *(f'croupier_events_in_total{{topic="{t}"}} {n}' for t, n in sorted(m.events_in.items())),
-        "# HELP croupier_decisions_total Settlements and refunds, by kind.",
-        "# TYPE croupier_decisions_total counter",
-        *(f'croupier_decisions_total{{kind="{k}"}} {n}' for k, n in sorted(m.decisions.items())),
-        "# HELP croupier_rejections_total Inputs rejected, by reason.",
-        "# TYPE croupier_rejections_total counter",
-        *(
-            f'croupier_rejections_total{{reason="{r}"}} {n}'
-            for r, n in sorted(m.rejections.items())
-        ),
-    ]
+    samples = (
+        [("", str(tasks))],
+        [("", str(blocked))],
+        [("", str(sum(m.pending.values())))],
+        [("", str(m.transactions))],
+        [("", str(m.records_out))],
+        [("", f"{m.commit_seconds:.6f}")],
+        [("", str(m.state_records))],
+        [("", str(m.state_bytes))],
+        _by("topic", m.events_in),
+        _by("kind", m.decisions),
+        _by("reason", m.rejections),
+    )
+    lines: list[str] = []
+    for family, values in zip(FAMILIES, samples, strict=True):
+        lines += family.lines(values)
     return "\n".join(lines) + "\n"

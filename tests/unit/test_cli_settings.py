@@ -18,7 +18,7 @@ def test_an_invalid_setting_is_one_line_naming_the_variable_and_exit_code_2(
     said = capsys.readouterr()
     [line] = said.err.splitlines()
     assert line.startswith("croupier topics: invalid settings: CROUPIER_PARTITIONS='twelve': ")
-    assert "valid integer" in line and "Configuration table" in line
+    assert "valid integer" in line and "docs/reference/settings.md" in line
     assert "Traceback" not in said.out + said.err
 
 

@@ -240,10 +240,27 @@ def test_each_schema_names_its_topic_and_the_contract_version(topic: str) -> Non
     schema = committed(topic)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert f"`{topic}`" in schema["$comment"]
-    assert "contract version 1" in schema["$comment"]
+    assert "contract version 1.2 (docs/CONTRACT.md" in schema["$comment"]
+    assert "(contract v1.2)" in schema["title"]
     assert "make schemas" in schema["$comment"]
     assert topic in schema["title"]
     assert schema["description"]
+
+
+def _anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives the headings of a markdown text."""
+    headings = re.findall(r"^#+ (.+)$", markdown, re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("name", FILES.values())
+def test_every_section_a_schema_cites_is_a_heading_of_the_projects_contract(name: str) -> None:
+    text = (JSON_DIR / name).read_text(encoding="utf-8")
+    cited = re.findall(r"docs/CONTRACT\.md#([\w-]+)", text)
+    contract = (JSON_DIR.parents[1] / "docs" / "CONTRACT.md").read_text(encoding="utf-8")
+    assert cited, f"{name} cites no section of docs/CONTRACT.md"
+    assert set(cited) <= _anchors(contract), set(cited) - _anchors(contract)
+    assert "contract section" not in text, "a section number of the upstream contract"
 
 
 def test_the_generator_writes_every_file_and_removes_stale_ones(tmp_path: Path) -> None:
