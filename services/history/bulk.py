@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -127,7 +127,10 @@ class Encoder:
 
     def add(self, rows: Rows, out: bytearray) -> None:
         dumpers = self.dumpers
-        for row in values(rows):
+        given: Iterable[Sequence[Any]] = rows
+        if rows and isinstance(rows[0], msgspec.Struct):
+            given = map(msgspec.structs.astuple, rows)
+        for row in given:
             format_row_binary(row, dumpers, out)
 
 

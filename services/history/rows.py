@@ -8,7 +8,7 @@ distinct seconds and picks make most of a batch's rows.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 from typing import Any, Final, assert_never
 
 import msgspec
@@ -21,33 +21,27 @@ from services.history.views import micros, parse_micros
 
 Row = dict[str, Any]
 _ENCODE: Final = msgspec.json.encode
-_EPOCH: Final = datetime(1970, 1, 1)
-"""The epoch's wall clock (naive: a second's local time is made from it)."""
 
 
-def _second_text(second_in: tuple[int, tzinfo | None]) -> tuple[str, str]:
-    """The RFC 3339 text of a second since the epoch in a zone (a fixed offset, as decoded),
-    cut before its fraction: (start, zone). Its wall clock is made without passing through UTC,
-    which may be out of `datetime`'s range where the local time is not (0001-01-01T00:30+01:00)."""
-    second, zone = second_in
-    offset = None if zone is None else zone.utcoffset(None)
-    local = _EPOCH + (timedelta(seconds=second) + (offset or timedelta(0)))
-    text = local.replace(tzinfo=zone).isoformat()
-    return text[:19], text[19:].replace("+00:00", "Z")
+def _stamp(instant_in: tuple[datetime, tzinfo | None]) -> tuple[int, str]:
+    """A bet's `at` as sortable microseconds and as RFC 3339 text (`datetime.isoformat`, with `Z`
+    for +00:00), made from the instant as it stands: its UTC may be out of `datetime`'s range
+    where it is not (0001-01-01T00:30+01:00)."""
+    instant, _ = instant_in
+    sort_micros = micros(instant)
+    text = instant.isoformat()
+    return sort_micros, text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-second_text: Final = Memo(_second_text)
-"""Remembered: bets placed apart share their second, and formatting a datetime costs more than
-the rest of the stamp."""
+_STAMPS: Final = Memo(_stamp)
+"""Remembered by instant and zone (one instant in two zones is one number and two texts): the
+bets of a table share few instants (the benchmark's 100,000 bets, 451)."""
 
 
 def stamp(instant: datetime) -> tuple[int, str]:
-    """A bet's `at` as sortable microseconds and as RFC 3339 text (`datetime.isoformat`, with `Z`
-    for +00:00). One instant in two zones is one number and two texts."""
-    sort_micros = micros(instant)
-    second, fraction = divmod(sort_micros, 1_000_000)
-    start, suffix = second_text((second, instant.tzinfo))
-    return sort_micros, f"{start}.{fraction:06d}{suffix}" if fraction else start + suffix
+    """A bet's `at` as sortable microseconds and as RFC 3339 text (`_stamp`), remembered."""
+    key = (instant, instant.tzinfo)
+    return _STAMPS.known(key) or _STAMPS(key)
 
 
 micros_of: Final = Memo(parse_micros)
