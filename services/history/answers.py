@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import msgspec
 
-from services.history import projection
+from services.history.schema import BetRow
 
 Answer = dict[str, Any]
 _JSON: Final = msgspec.json.Decoder()
@@ -45,8 +45,8 @@ ADJUSTMENT_COLUMNS: Final = (
     "at",
 )
 """The columns of `adjustments` an adjustment's answer needs, in this order in every query."""
-BET_COLUMNS: Final = tuple(c for c in projection.BET_COLUMNS if c != "decided_ts")
-"""The columns of `bets` a bet's answer needs, in this order in every query."""
+BET_COLUMNS: Final = BetRow.__struct_fields__
+"""The columns of `bets` a bet's answer is read from (a `BetRow`), in this order in every query."""
 
 
 _DECODED: dict[str, Any] = {}
@@ -85,61 +85,39 @@ def adjustment(row: Sequence[Any]) -> Answer:
 
 
 def bet(
-    row: Sequence[Any],
+    row: BetRow,
     phase: str | None,
     game: str | None,
     dice: Any,
     discs: Any,
     adjustments: Sequence[Answer] = (),
 ) -> Answer:
-    """A bet as `BetOut`, from a `bets` row (BET_COLUMNS), its round's state and its
-    adjustments in correction order."""
-    (
-        bet_id,
-        player_id,
-        table_id,
-        round_id,
-        _,
-        seq,
-        kind,
-        pick,
-        stake,
-        currency,
-        placed_at,
-        status,
-        settled_game,
-        result,
-        payout,
-        refund_reason,
-        decided_at,
-        decision_id,
-        bet_dice,
-        bet_discs,
-    ) = row
-    settled = status == "settled"
+    """A bet as `BetOut`, from its row, its round's state and its adjustments in correction
+    order."""
+    settled = row.status == "settled"
     return {
-        "bet_id": bet_id,
-        "player_id": player_id,
-        "table_id": table_id,
-        "round_id": round_id,
-        "game": settled_game if settled else game,
-        "seq": seq if placed_at is not None else None,
-        "kind": kind,
-        "pick": decoded(pick),
-        "stake": stake,
-        "currency": currency,
-        "placed_at": placed_at,
-        "status": status,
-        "result": result,
-        "payout": payout,
+        "bet_id": row.bet_id,
+        "player_id": row.player_id,
+        "table_id": row.table_id,
+        "round_id": row.round_id,
+        "game": row.game if settled else game,
+        "seq": row.seq if row.placed_at is not None else None,
+        "kind": row.kind,
+        "pick": decoded(row.pick),
+        "stake": row.stake,
+        "currency": row.currency,
+        "placed_at": row.placed_at,
+        "status": row.status,
+        "result": row.result,
+        "payout": row.payout,
         "adjustments": list(adjustments),
-        "net_payout": adjustments[-1]["payout"] if adjustments else payout,
-        "refund_reason": refund_reason,
-        "decided_at": decided_at,
-        "decision_id": decision_id,
+        "net_payout": adjustments[-1]["payout"] if adjustments else row.payout,
+        "refund_reason": row.refund_reason,
+        "decided_at": row.decided_at,
+        "decision_id": row.decision_id,
         "round_status": phase or "unopened",
-        "dice": decoded(bet_dice) if settled else dice,
-        "discs": decoded(bet_discs) if settled else discs,
+        "dice": decoded(row.dice) if settled else dice,
+        "discs": decoded(row.discs) if settled else discs,
     }
 
 
@@ -196,21 +174,21 @@ def totals(bets: Sequence[Answer]) -> list[Answer]:
 def recall(
     rnd: Sequence[Any],
     steps: Sequence[str],
-    rows: Sequence[Sequence[Any]],
+    rows: Sequence[BetRow],
     adjusted: dict[str, list[Answer]] | None = None,
 ) -> Answer:
     """A round as `RoundOut`: its row (table, round, game, phase, suspensions, reshakes,
     last_seq, dice, discs, cancel_reason), its steps, its bets' rows in (seq, bet_id) order and
-    their adjustments by bet."""
+    their adjustments by bet; the bets placed first, then those only a decision tells."""
     table_id, round_id, game, phase, suspensions, reshakes, last_seq, dice, discs, cancel = rnd
     dice, discs = decoded(dice), decoded(discs)
     shown_dice = dice if phase != "cancelled" else None
     shown_discs = discs if phase != "cancelled" else None
-    placed = [row for row in rows if row[10] is not None]
-    unplaced = [row for row in rows if row[10] is None]
+    placed = [row for row in rows if row.placed_at is not None]
+    unplaced = [row for row in rows if row.placed_at is None]
     found = adjusted or {}
     bets = [
-        bet(row, phase, game, shown_dice, shown_discs, found.get(row[0], ()))
+        bet(row, phase, game, shown_dice, shown_discs, found.get(row.bet_id, ()))
         for row in placed + unplaced
     ]
     return {

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+import msgspec
 import psycopg
 from psycopg import pq
 from psycopg._copy_base import format_row_binary  # psycopg's own binary COPY encoder (C)
@@ -27,6 +28,8 @@ from sqlalchemy.schema import CreateTable
 from services.history import schema
 
 Row = dict[str, Any]
+Rows = Sequence[Any]
+"""Rows of a table's columns in order: sequences, or `array_like` Structs (`schema.BetRow`)."""
 CHUNK: Final = 400
 """Keys looked up per statement where a list of them goes into an IN (...)."""
 
@@ -65,6 +68,14 @@ def insert_of(db: Connection) -> Any:
     return postgresql.insert if db.dialect.name == "postgresql" else sqlite.insert
 
 
+def values(rows: Rows) -> Sequence[Sequence[Any]]:
+    """The rows as sequences of their values: an `array_like` Struct's fields as a tuple (told by
+    the first row: a batch's rows are all of one kind)."""
+    if rows and isinstance(rows[0], msgspec.Struct):
+        return list(map(msgspec.structs.astuple, rows))
+    return rows
+
+
 def load(db: Connection, table: Table, rows: Sequence[Row]) -> None:
     """Insert the rows (missing columns NULL)."""
     if rows:
@@ -78,7 +89,7 @@ class Encoded:
     data, so that the transaction only ships it (the projector encodes the next batch while the
     database writes the one before)."""
 
-    rows: Sequence[Sequence[Any]]
+    rows: Rows
     data: bytes | None = None
     """The rows in PostgreSQL's binary COPY format (without its header and trailer)."""
     types: tuple[int, ...] = ()
@@ -114,9 +125,12 @@ class Encoder:
         self.dumpers = Transformer(connection)
         self.dumpers.set_dumper_types(list(self.types), pq.Format.BINARY)
 
-    def add(self, rows: Sequence[Sequence[Any]], out: bytearray) -> None:
+    def add(self, rows: Rows, out: bytearray) -> None:
         dumpers = self.dumpers
-        for row in rows:
+        given: Iterable[Sequence[Any]] = rows
+        if rows and isinstance(rows[0], msgspec.Struct):
+            given = map(msgspec.structs.astuple, rows)
+        for row in given:
             format_row_binary(row, dumpers, out)
 
 
@@ -133,11 +147,11 @@ class Encoding:
     """Rows encoded as they are added, for one COPY (with an encoder: their COPY data)."""
 
     def __init__(self, encoder: Encoder | None) -> None:
-        self.rows: list[Sequence[Any]] = []
+        self.rows: list[Any] = []
         self.encoder = encoder
         self.data = bytearray()
 
-    def add(self, rows: Sequence[Sequence[Any]]) -> None:
+    def add(self, rows: Rows) -> None:
         self.rows.extend(rows)
         if self.encoder is not None:
             self.encoder.add(rows, self.data)
@@ -148,7 +162,7 @@ class Encoding:
         return Encoded(self.rows, bytes(self.data), self.encoder.types)
 
 
-def encoded(encoder: Encoder | None, rows: Sequence[Sequence[Any]]) -> Encoded:
+def encoded(encoder: Encoder | None, rows: Rows) -> Encoded:
     """The rows, with their COPY data when given an encoder (PostgreSQL)."""
     encoding = Encoding(encoder)
     encoding.add(rows)
@@ -171,7 +185,7 @@ def ship(connection: psycopg.Connection[Any], into: str, data: bytes) -> None:
         copy.write(_TRAILER)
 
 
-def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Encoded) -> None:
+def copy_rows(db: Connection, table: Table, rows: Rows | Encoded) -> None:
     """Insert rows given as a value for each column of the table, in its order."""
     if not len(rows):
         return
@@ -184,10 +198,10 @@ def copy_rows(db: Connection, table: Table, rows: Sequence[Sequence[Any]] | Enco
         ship(raw, f"{table.name} ({', '.join(names)})", ready.data or b"")
         return
     given = rows.rows if isinstance(rows, Encoded) else rows
-    db.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in given])
+    db.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in values(given)])
 
 
-def stage(db: Connection, staging: Table, rows: Sequence[Sequence[Any]] | Encoded) -> None:
+def stage(db: Connection, staging: Table, rows: Rows | Encoded) -> None:
     """Fill the connection's temporary table (created at its first use) with these rows only."""
     made: set[str] = db.connection.info.setdefault("staged", set())
     if staging.name not in made:

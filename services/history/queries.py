@@ -23,6 +23,7 @@ from sqlalchemy import (
 from services.history import answers, report, schema
 from services.history.answers import BET_COLUMNS, Answer, decoded
 from services.history.paging import encode_cursor
+from services.history.schema import BetRow
 from services.history.views import Key
 from services.reports.figures import Report
 
@@ -162,14 +163,15 @@ class Reads:
         more = len(rows) > limit and bool(shown)
         cursor = None
         if more:
-            last = shown[-1]
-            cursor = encode_cursor((last[4], last[2], last[3], last[5] or 0, last[0]))
+            last = BetRow(*shown[-1][:n])
+            key = (last.sort_micros, last.table_id, last.round_id, last.seq or 0, last.bet_id)
+            cursor = encode_cursor(key)
         return {
             "player_id": player_id,
             "total": total,
             "bets": [
                 answers.bet(
-                    row[:n],
+                    BetRow(*row[:n]),
                     row[n],
                     row[n + 1],
                     decoded(row[n + 2]),
@@ -293,7 +295,7 @@ def _recall(db: Connection, round_bets: _Statement, rnd: Sequence[Any]) -> Answe
         .scalars()
         .all()
     )
-    rows = round_bets.rows(db, table=table_id, round=round_id)
+    rows = [BetRow(*row) for row in round_bets.rows(db, table=table_id, round=round_id)]
     adjusted = _by_bet(
         db.execute(
             select(*_ADJ)

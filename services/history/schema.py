@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -61,6 +62,43 @@ positions: Final = Table(
     Column("next_offset", BigInteger, nullable=False),
     comment="the next Kafka offset to project of each partition, moved in each batch's transaction",
 )
+
+
+class BetRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A row of `bets`: its fields are the table's columns, in order (a unit test holds them
+    equal). The projection builds it, COPY writes it (`bulk`), the answers read it by name.
+    Positional, not keyword-only like the wire's Structs: a bet's row is built once a bet, and
+    keywords cost five times the call (measured: 0.58 µs against 0.11 µs)."""
+
+    bet_id: str
+    player_id: str
+    table_id: str
+    round_id: str
+    sort_micros: int
+    seq: int | None
+    kind: str | None
+    pick: str | None
+    stake: int
+    currency: str
+    placed_at: str | None
+    status: str
+    game: str | None = None
+    result: str | None = None
+    payout: int | None = None
+    refund_reason: str | None = None
+    decided_at: str | None = None
+    decision_id: str | None = None
+    dice: str | None = None
+    discs: str | None = None
+    decided_ts: int | None = None
+
+
+BET_COLUMNS: Final = BetRow.__struct_fields__
+"""The columns of a bet's row, in the order of the `bets` table."""
+PLACED: Final = ("sort_micros", "seq", "kind", "pick", "stake", "currency", "placed_at")
+"""The columns a bet.placed sets on a row its decision created first."""
+DECIDED: Final = BET_COLUMNS[BET_COLUMNS.index("status") :]
+"""The columns a decision sets on a row its bet.placed created first."""
 
 bets: Final = Table(
     "bets",

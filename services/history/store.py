@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -38,16 +38,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from schemas.events import RoundCorrected, RoundVoided
-from services.history import bulk, report, schema
-from services.history.projection import (
-    BET_COLUMNS,
-    DECIDED,
-    PLACED,
-    Changes,
-    CounterKey,
-    Row,
-    json_text,
-)
+from services.history import bulk, counters, report, schema
+from services.history.counters import CounterKey
+from services.history.projection import Changes
+from services.history.rows import Row, json_text
+from services.history.schema import BET_COLUMNS, DECIDED, PLACED
 from services.history.views import Round
 
 log = logging.getLogger("croupier.store")
@@ -119,7 +114,7 @@ class Preparing:
         self.taken = 0
 
     def take(self) -> None:
-        rows = self.changes.whole
+        rows = self.changes.pairs.joined
         if len(rows) > self.taken:
             self.whole.add(rows[self.taken :])
             self.taken = len(rows)
@@ -130,8 +125,8 @@ class Preparing:
         return Prepared(
             changes,
             self.whole.done(),
-            bulk.encoded(self.encoder, changes.pending()),
-            bulk.encoded(self.encoder, changes.parts()),
+            bulk.encoded(self.encoder, changes.pairs.pending()),
+            bulk.encoded(self.encoder, changes.pairs.parts()),
         )
 
 
@@ -206,7 +201,7 @@ class Store:
                     f"(e.g. {topic}[{p}] from {old}) are no longer where it started: another "
                     "projector ran"
                 )
-        counts = changes.totals()
+        counts = counters.of_batch(changes)
         _Batch(db, self.insert, self.encoder, counts).apply(batch)
         self._count(db, counts)
 
@@ -444,8 +439,8 @@ _MOVE: Final = update(schema.positions).where(
     schema.positions.c.next_offset == bindparam("old"),
 )
 """Move a partition's position from where the batch started (executed for every partition)."""
-_PLAYER_OF: Final = itemgetter(BET_COLUMNS.index("player_id"))
-_KEY_OF: Final = itemgetter(*(BET_COLUMNS.index(c) for c in ("table_id", "round_id", "bet_id")))
+_PLAYER_OF: Final = attrgetter("player_id")
+_KEY_OF: Final = attrgetter("table_id", "round_id", "bet_id")
 """A bet row's key (the primary key of `bets`)."""
 _THERE: Final = text(
     "SELECT b.table_id, b.round_id, b.bet_id FROM unnest(CAST(:t AS text[]), CAST(:r AS text[]), "

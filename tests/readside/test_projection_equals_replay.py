@@ -26,9 +26,10 @@ from schemas.journal import Journal
 from schemas.journal import records as journal_records
 from schemas.records import Refund, Settlement
 from services.history.migrate import HEAD, config, current, upgrade
-from services.history.projection import Changes, decided, placement
+from services.history.projection import Changes
 from services.history.queries import Reads
-from services.history.schema import Id, metadata
+from services.history.rows import decision_row, placed_row
+from services.history.schema import DECIDED, PLACED, Id, metadata
 from services.history.store import Conflict, Store
 from services.simulation.streams import Profile, generate
 from tests.committed import commit, shuffled
@@ -239,7 +240,7 @@ def test_records_fed_in_runs_make_the_same_changes_as_fed_one_by_one(
 def test_a_bet_is_made_whole_once_when_both_its_halves_are_in_the_batch(
     rng: random.Random, share: float
 ) -> None:
-    """`Changes.whole`, what the projector encodes while it reads: every bet whose placement and
+    """`Pairs.joined`, what the projector encodes while it reads: every bet whose placement and
     decision are both in the batch, once, whichever came first and however often redelivered."""
     messages = [(source, raw, ts) for source, sent in COMMITTED.topics.items() for raw, ts in sent]
     batch = [m for m in messages if rng.random() < share]
@@ -250,12 +251,14 @@ def test_a_bet_is_made_whole_once_when_both_its_halves_are_in_the_batch(
         changes.feed(source, raw, ts)
     placements, decisions = _first_halves(batch)
     both = placements.keys() & decisions.keys()
-    assert sorted((row[2], row[3], row[0]) for row in changes.whole) == sorted(both)
-    for row in changes.whole:
-        key = (row[2], row[3], row[0])
-        placed, decision = placement(placements[key]), decided(*decisions[key])
-        assert row[:4] + row[11:] == decision[:4] + decision[11:]
-        assert row[4:11] == placed[4:11]
+    joined = changes.pairs.joined
+    assert sorted((row.table_id, row.round_id, row.bet_id) for row in joined) == sorted(both)
+    for row in joined:
+        key = (row.table_id, row.round_id, row.bet_id)
+        placed, decision = placed_row(placements[key]), decision_row(*decisions[key])
+        assert {c: getattr(row, c) for c in DECIDED} == {c: getattr(decision, c) for c in DECIDED}
+        assert {c: getattr(row, c) for c in PLACED} == {c: getattr(placed, c) for c in PLACED}
+        assert row.player_id == decision.player_id
 
 
 def _first_halves(

@@ -13,14 +13,9 @@ from hypothesis import strategies as st
 from schemas.events import BetPlaced
 from schemas.journal import records
 from schemas.records import Refund, Settlement
-from services.history.projection import (
-    BET_COLUMNS,
-    DECIDED,
-    Changes,
-    decided,
-    placement,
-    whole,
-)
+from services.history.projection import Changes
+from services.history.rows import decision_row, joined_row, placed_row
+from services.history.schema import DECIDED, BetRow
 
 IDS = st.text(alphabet="ABC-0123", min_size=1, max_size=6)
 INSTANTS = st.builds(
@@ -85,8 +80,8 @@ def halves(draw: st.DrawFn) -> tuple[BetPlaced, Settlement | Refund, int]:
     return bet, draw(decisions(bet)), draw(st.integers(0, 2**45))
 
 
-def by_columns(row: tuple[object, ...]) -> dict[str, object]:
-    return dict(zip(BET_COLUMNS, row, strict=True))
+def by_columns(row: BetRow) -> dict[str, object]:
+    return msgspec.structs.asdict(row)
 
 
 @given(halves())
@@ -94,12 +89,12 @@ def test_a_whole_row_is_its_placements_row_with_its_decisions_columns(
     read: tuple[BetPlaced, Settlement | Refund, int],
 ) -> None:
     bet, decision, timestamp_ms = read
-    expected = by_columns(placement(bet)) | {
+    expected = by_columns(placed_row(bet)) | {
         column: value
-        for column, value in by_columns(decided(decision, timestamp_ms)).items()
+        for column, value in by_columns(decision_row(decision, timestamp_ms)).items()
         if column in DECIDED
     }
-    assert by_columns(whole(bet, decision, timestamp_ms)) == expected
+    assert by_columns(joined_row(bet, decision, timestamp_ms)) == expected
 
 
 @given(halves(), st.booleans())
@@ -113,8 +108,8 @@ def test_a_batch_makes_one_row_of_a_bet_whichever_half_it_reads_first(
     for journal in (*placed, *settled) if placement_first else (*settled, *placed):
         changes.feed("accepted", journal, timestamp_ms)
         changes.feed("accepted", journal, timestamp_ms)  # read again: nothing changes
-    assert changes.whole == [whole(bet, decision, timestamp_ms)]
-    assert changes.pending() == changes.parts() == []
+    assert changes.pairs.joined == [joined_row(bet, decision, timestamp_ms)]
+    assert changes.pairs.pending() == changes.pairs.parts() == []
     assert changes.bets_read == 2
     assert changes.players_named() == {bet.player_id}
     assert changes.rounds_named() == {(bet.table_id, bet.round_id)}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from aiokafka import TopicPartition  # type: ignore[import-untyped]
 from sqlalchemy import create_engine
 
+from services.history import counters
 from services.history.projection import Changes
 from services.history.projector import Projector
 from services.history.store import Store
@@ -63,7 +64,7 @@ def projector(max_messages: int) -> Projector:
 
 
 def events(changes: Changes, source: str) -> int:
-    return changes.counts[("croupier_read_events_total", f'{{topic="{source}"}}')]
+    return counters.of_batch(changes)[("croupier_read_events_total", f'{{topic="{source}"}}')]
 
 
 def test_records_read_past_the_partition_behind_wait_for_the_next_batch() -> None:

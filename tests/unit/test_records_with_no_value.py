@@ -8,6 +8,7 @@ import pytest
 
 from schemas.codec import payload
 from schemas.records import Rejected
+from services.history import counters
 from services.history.projection import SOURCES, Changes
 from services.settlement.fold import Fold
 from services.view.state import Dashboard
@@ -43,11 +44,13 @@ def test_the_projection_counts_a_record_with_no_value_as_unreadable_and_changes_
     changes.feed(source, None)  # type: ignore[arg-type]
 
     assert len(changes.unreadable) == 1 and changes.unreadable[0].startswith(f"{source}: ")
-    assert changes.totals() == {
+    assert counters.of_batch(changes) == {
         ("croupier_read_events_total", f'{{topic="{source}"}}'): 1,
         ("croupier_read_unreadable_total", f'{{topic="{source}"}}'): 1,
     }
-    assert not (changes.halves or changes.whole or changes.round_events or changes.boards)
+    assert not (
+        changes.pairs.halves or changes.pairs.joined or changes.round_events or changes.boards
+    )
 
 
 def test_the_live_view_and_the_wallet_count_a_record_with_no_value_as_unreadable() -> None:

@@ -19,6 +19,7 @@ from schemas.codec import NUL, Invalid, decode_bet, decode_event, decode_round, 
 from schemas.events import BetPlaced, Event
 from schemas.journal import records as journal_records
 from schemas.records import Rejected, Settlement
+from services.history import counters
 from services.history.projection import Changes
 from services.settlement.fold import Fold
 from tests.unit.test_codec_rejections import EXAMPLES
@@ -152,14 +153,14 @@ def test_the_projection_skips_what_a_journal_holds_with_a_nul_and_applies_the_re
     assert NUL in journal
     changes = Changes()
     changes.feed("accepted", journal, 1)
-    [(_, _, bet_id)] = changes.halves
-    [row] = changes.whole
-    assert bet_id == row[0] == "B1" and changes.bets_read == 2
+    [(_, _, bet_id)] = changes.pairs.halves
+    [row] = changes.pairs.joined
+    assert bet_id == row.bet_id == "B1" and changes.bets_read == 2
     assert changes.unreadable == [
         "accepted: a journal's BetPlaced whose player_id holds U+0000 (NUL)",
         "accepted: a journal's Settlement whose player_id holds U+0000 (NUL)",
     ]
-    assert changes.totals()[("croupier_read_unreadable_total", '{topic="accepted"}')] == 2
+    assert counters.of_batch(changes)[("croupier_read_unreadable_total", '{topic="accepted"}')] == 2
 
 
 def test_the_projection_counts_an_input_or_a_board_with_a_nul_as_unreadable() -> None:
@@ -168,6 +169,6 @@ def test_the_projection_counts_an_input_or_a_board_with_a_nul_as_unreadable() ->
     board = {"type": "table_stats", "v": 1, "table_id": "T\x00", "game": "sicbo"}
     board |= {"rounds": [], "counts": {}}
     changes.feed("table-stats", raw(board), 2)
-    assert not changes.halves
+    assert not changes.pairs.halves
     assert changes.unreadable[0] == "accepted: an input whose player_id holds U+0000 (NUL)"
     assert len(changes.unreadable) == 2 and not changes.boards
