@@ -457,6 +457,7 @@ class Run:
         a local issuer: its Ed25519 key and JWKS under .data/auth (made once), the API pointed
         at that JWKS, and a 30-day token of both scopes in .data/auth/token; what to say."""
         from services.history.issuer import LOCAL_DIR, claims, local, mint
+        from services.security.local import write_private
 
         told = [f"CROUPIER_API_{name}" for name in ("AUTH", "JWKS_FILE", "JWKS_URL")]
         if any(os.environ.get(name) for name in told):
@@ -471,9 +472,7 @@ class Run:
             lifetime=30 * 86400,
         )
         token = issuer.key_file.with_name("token")
-        token.unlink(missing_ok=True)
-        with os.fdopen(os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
-            out.write(mint(issuer.key, body) + "\n")
+        write_private(token, (mint(issuer.key, body) + "\n").encode())
         return [
             f"API token (history:read report:read, 30 days, key {issuer.key_file}): "
             f"{token.read_text().strip()}",

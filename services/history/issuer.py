@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -25,6 +24,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 from jwt.algorithms import OKPAlgorithm, RSAAlgorithm
 
+from services.security.local import write_private
 from services.signing.base64url import text
 
 SigningKey = Ed25519PrivateKey | RSAPrivateKey
@@ -106,9 +106,7 @@ def local(directory: str | Path = LOCAL_DIR) -> Local:
         pem = Ed25519PrivateKey.generate().private_bytes(
             Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()
         )
-        descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as out:
-            out.write(pem)
+        write_private(key_file, pem)
     key = read_key(key_file)
     wanted = {"keys": [public_jwk(key)]}
     try:

@@ -41,7 +41,7 @@ MECHANISM = "SCRAM-SHA-512"
 VALID_DAYS = 825
 
 
-def _private(path: Path, data: bytes) -> None:
+def write_private(path: Path, data: bytes) -> None:
     """Write a file only its owner can read, atomically."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -144,8 +144,8 @@ def certificates(base: Path, hosts: list[str]) -> None:
     else:
         ca_key = _key()
         ca = _certificate("croupier local CA", ca_key, None, [])
-        _private(ca_key_path, _pem_key(ca_key))
-        _private(ca_path, ca.public_bytes(serialization.Encoding.PEM))
+        write_private(ca_key_path, _pem_key(ca_key))
+        write_private(ca_path, ca.public_bytes(serialization.Encoding.PEM))
         ca_path.chmod(0o644)
     keystore = tls / "broker-keystore.pem"
     if keystore.exists() and _covers(keystore, hosts, ca):
@@ -155,7 +155,7 @@ def certificates(base: Path, hosts: list[str]) -> None:
     chain = cert.public_bytes(serialization.Encoding.PEM) + ca.public_bytes(
         serialization.Encoding.PEM
     )
-    _private(keystore, _pem_key(key) + chain)
+    write_private(keystore, _pem_key(key) + chain)
 
 
 def _covers(keystore: Path, hosts: list[str], ca: x509.Certificate) -> bool:
@@ -178,7 +178,7 @@ def passwords(base: Path) -> dict[str, str]:
     for name in PRINCIPALS:
         path = clients / f"{name}.password"
         if not path.exists() or not path.read_text(encoding="utf-8").strip():
-            _private(path, (secrets.token_urlsafe(24) + "\n").encode())
+            write_private(path, (secrets.token_urlsafe(24) + "\n").encode())
         found[name] = path.read_text(encoding="utf-8").splitlines()[0]
     return found
 
@@ -198,7 +198,7 @@ def env_files(base: Path, bootstrap: str) -> None:
             f"CROUPIER_KAFKA_PASSWORD_FILE={clients / f'{name}.password'}",
             f"CROUPIER_KAFKA_CA_FILE={ca}",
         ]
-        _private(clients / f"{name}.env", ("\n".join(lines) + "\n").encode())
+        write_private(clients / f"{name}.env", ("\n".join(lines) + "\n").encode())
 
 
 def read_env(path: Path) -> dict[str, str]:

@@ -113,7 +113,7 @@ class Transactions:
             self.producer.init_transactions(TIMEOUT)
         except KafkaException as error:
             if error.args and error.args[0].fatal():
-                self.producer = self._producer()
+                self.renew()
             raise
 
     def renew(self) -> None:
