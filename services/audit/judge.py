@@ -14,6 +14,7 @@ from schemas.records import Record, Rejected
 from services.audit.compare import Outputs, Report, compare, outputs
 from services.audit.window import Kept, Scope, Span
 from services.settlement.fold import Fold
+from services.settlement.misrouted import Homes
 from services.signing.signature import NO_KEYS, TableKeys
 
 
@@ -47,14 +48,19 @@ def judge(
 
     `spans` gives each topic role's partitions as read ("rounds", "bets", and the outputs'
     roles); without them every partition counts as whole. `keys` are the signing tables' keys,
-    as the workers have them.
+    as the workers have them. An input read from a partition other than its table's was
+    forwarded by the workers (docs/CONTRACT.md, section 1a): its copy is judged, not it.
     """
     fold = Fold(horizon=horizon, keys=keys)
+    partitions = len(spans.get("rounds", ()))
+    homes = Homes(partitions) if partitions else None
     records: list[Record] = []
     newest: datetime | None = None
     for kind in ("rounds", "bets"):
         for message in kept:
             if message.kind != kind:
+                continue
+            if homes is not None and not homes.belongs(message.value, message.partition):
                 continue
             out = fold.feed(kind, message.value)
             records.extend(out)

@@ -41,9 +41,9 @@ def consumer(s: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
     )
 
 
-def topics(consumer: Consumer, s: Settings) -> Topics:
+def topics(consumer: Consumer, s: Settings, timeout: float = 30) -> Topics:
     """The outputs' names, and a check that task p can write partition p of its own topics."""
-    metadata = consumer.list_topics(timeout=30)
+    metadata = consumer.list_topics(timeout=timeout)
     counts = {}
     for topic in (*s.inputs, *s.outputs, s.topic_state):
         found = metadata.topics.get(topic)
@@ -58,7 +58,7 @@ def topics(consumer: Consumer, s: Settings) -> Topics:
                 f"p writes partition p of it; add partitions to {topic} "
                 "(kafka-topics --alter --partitions) before starting workers"
             )
-    return Topics.of(s, counts[s.topic_rejected])
+    return Topics.of(s, counts[s.topic_rejected], inputs)
 
 
 def refusal(s: Settings, error: BaseException, transactional_ids: str) -> AccessDenied | None:
