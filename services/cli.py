@@ -421,6 +421,13 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="re-read the topics from the start (records already applied are skipped by id)",
     )
+    wallet.add_argument(
+        "--group",
+        metavar="NAME",
+        help="share the partitions with the other processes of this consumer group (on a "
+        "secured cluster the wallet role may use groups named wallet-*); positions stay in the "
+        "ledger, and are committed to the group too, for its lag",
+    )
     wallet.add_argument("--report", action="store_true", help="print the balances per player")
     wallet.add_argument(
         "--no-consume", action="store_true", help="do not read Kafka (with --report: just report)"
