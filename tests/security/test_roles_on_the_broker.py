@@ -228,3 +228,45 @@ def test_an_api_that_may_not_read_the_outputs_exits_2_saying_who_was_refused(
     text = log.read_text()
     assert code == 2, text
     assert "User:game" in text and "the API was refused" in text
+
+
+def test_a_wallet_shares_its_partitions_in_a_group_named_after_its_role(
+    secured: Secured, tmp_path: Path
+) -> None:
+    """Any standard consumer can join a group `wallet-*` as the wallet role: `croupier wallet
+    --group` subscribes, credits from the ledger's positions and commits them to the group."""
+    settle_as_roles(secured, tmp_path, "T-group")
+    wallet = secured.settings("wallet")
+    ledger = Ledger(str(tmp_path / "grouped.sqlite"))
+    topics = ["settlements", "refunds", "adjustments"]
+    try:
+        progress = consume(ledger, wallet, topics, group="wallet-payments")
+        balances = {b.player_id: b.balance for b in ledger.balances()}
+        positions = ledger.positions(topics)
+    finally:
+        ledger.close()
+    assert progress.new >= 1 and balances["P-T-group"] == 200
+    admin = KafkaAdminClient(**clients.kafka_python(wallet))
+    try:
+        committed = admin.list_group_offsets({"wallet-payments": None})["wallet-payments"]
+    finally:
+        admin.close()
+    advised = {(tp.topic, tp.partition): meta.offset for tp, meta in committed.items()}
+    assert advised and all(positions[key] == offset for key, offset in advised.items())
+
+
+def test_a_wallet_may_not_join_a_group_not_named_after_its_role(
+    secured: Secured, tmp_path: Path
+) -> None:
+    wallet = secured.settings("wallet")
+    ledger = Ledger(str(tmp_path / "refused.sqlite"))
+    started = time.monotonic()
+    try:
+        with pytest.raises(KafkaError) as caught:
+            consume(ledger, wallet, ["settlements"], group="payments")
+    finally:
+        ledger.close()
+    assert time.monotonic() - started < 30
+    assert "GroupAuthorization" in type(caught.value).__name__ or "GROUP_AUTHORIZATION" in str(
+        caught.value
+    )
