@@ -3,6 +3,7 @@ section 3)."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from itertools import product
 from string import ascii_uppercase
@@ -39,6 +40,30 @@ if TYPE_CHECKING:
 else:  # every three-capital-letter code, checked by msgspec in C (a pattern costs 1 us a bet)
     Currency = Literal[tuple(map("".join, product(ascii_uppercase, repeat=3)))]
 Reason = Annotated[str, msgspec.Meta(max_length=4096, extra_json_schema=NO_NUL)]
+UNPRINTABLE: Final = (
+    r"\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+    r"\ufeff\ufff9-\ufffb"
+)
+"""What a staff or equipment id may not hold (docs/DECISIONS.md, "Dealer and shaker ids"): the
+control characters, the line and paragraph separators, and the invisible formatting characters
+(soft hyphen, zero-width spaces and joiners, direction marks and overrides, word joiner and
+invisible operators, byte order mark, interlinear annotation). A fixed set, so that every version
+of croupier and every language's JSON Schema validator agree on what is printable."""
+_UNPRINTABLE: Final = re.compile(f"[{UNPRINTABLE}]")
+StaffId = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=64,
+        extra_json_schema={
+            "pattern": f"^[^{UNPRINTABLE}]*$",
+            "description": "1 to 64 printable characters: no control, line or paragraph "
+            "separator, or invisible formatting character (docs/CONTRACT.md#round-events-topic-"
+            "rounds, contract 1.2).",
+        },
+    ),
+]
+"""`dealer_id`, `shaker_id` (contract 1.2): who dealt the round, and with which shaker."""
 Signature = Annotated[
     Any,
     msgspec.Meta(
@@ -71,10 +96,21 @@ class RoundEventBase(Event, frozen=True, kw_only=True):
         _calendar_date(self.at)
 
 
-class RoundOpened(RoundEventBase, frozen=True, kw_only=True, tag="round.opened"):
-    """The betting period of a round starts."""
+class RoundOpened(
+    RoundEventBase, frozen=True, kw_only=True, tag="round.opened", omit_defaults=True
+):
+    """The betting period of a round starts; optionally (contract 1.2) with the dealer on duty
+    and the shaker (bowl or dice set) in use, the scopes of the outcome integrity tests."""
 
     game: GameName
+    dealer_id: StaffId | None = None
+    shaker_id: StaffId | None = None
+
+    def __post_init__(self) -> None:
+        _calendar_date(self.at)
+        for name, value in (("dealer_id", self.dealer_id), ("shaker_id", self.shaker_id)):
+            if value is not None and _UNPRINTABLE.search(value):
+                raise ValueError(f"{name}: {_unprintable(value)}")
 
 
 class BettingClosed(RoundEventBase, frozen=True, kw_only=True, tag="round.betting_closed"):
@@ -206,6 +242,15 @@ def _calendar_date(at: str) -> None:
         date(int(at[0:4]), int(at[5:7]), int(at[8:10]))
     except ValueError:
         raise ValueError(f"at: {at[:10]!r} is not a calendar date") from None
+
+
+def _unprintable(value: str) -> str:
+    found = _UNPRINTABLE.search(value)
+    assert found is not None
+    return (
+        f"expected 1 to 64 printable characters, found U+{ord(found.group()):04X} at "
+        f"character {found.start() + 1} (a control, separator or invisible formatting character)"
+    )
 
 
 def type_of(event: Event) -> str:
