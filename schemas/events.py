@@ -108,9 +108,7 @@ class RoundOpened(
 
     def __post_init__(self) -> None:
         _calendar_date(self.at)
-        for name, value in (("dealer_id", self.dealer_id), ("shaker_id", self.shaker_id)):
-            if value is not None and _UNPRINTABLE.search(value):
-                raise ValueError(f"{name}: {_unprintable(value)}")
+        check_staff(self.dealer_id, self.shaker_id)
 
 
 class BettingClosed(RoundEventBase, frozen=True, kw_only=True, tag="round.betting_closed"):
@@ -244,13 +242,22 @@ def _calendar_date(at: str) -> None:
         raise ValueError(f"at: {at[:10]!r} is not a calendar date") from None
 
 
-def _unprintable(value: str) -> str:
-    found = _UNPRINTABLE.search(value)
-    assert found is not None
-    return (
-        f"expected 1 to 64 printable characters, found U+{ord(found.group()):04X} at "
-        f"character {found.start() + 1} (a control, separator or invisible formatting character)"
-    )
+def check_staff(dealer_id: str | None, shaker_id: str | None) -> None:
+    """Raise ValueError naming the first of `dealer_id` and `shaker_id` that is given but not 1
+    to 64 printable characters. (Decoding checks the length before, in msgspec's own words; a
+    Struct built in Python is checked for it here.)"""
+    for name, value in (("dealer_id", dealer_id), ("shaker_id", shaker_id)):
+        if value is None:
+            continue
+        if not 1 <= len(value) <= 64:
+            raise ValueError(f"{name}: expected 1 to 64 printable characters, got {len(value)}")
+        found = _UNPRINTABLE.search(value)
+        if found is not None:
+            raise ValueError(
+                f"{name}: expected 1 to 64 printable characters, found "
+                f"U+{ord(found.group()):04X} at character {found.start() + 1} (a control, "
+                "separator or invisible formatting character)"
+            )
 
 
 def type_of(event: Event) -> str:
