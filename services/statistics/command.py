@@ -16,6 +16,16 @@ from services.statistics.counted import Counted
 from services.statistics.integrity import DEFAULT, WINDOW, Finding, Thresholds, evaluate
 
 
+def counted(source: Iterable[bytes], *, horizon: int, keys: TableKeys = NO_KEYS) -> Counted:
+    """Fold every line; the rounds that count are those the fold's accepted round events leave
+    with a result."""
+    found = Counted()
+    for inputs, _ in journaled(source, Fold(horizon=horizon, journal=True, keys=keys)):
+        for event, _ in inputs:
+            found.accept(event)
+    return found
+
+
 def findings(
     source: Iterable[bytes],
     *,
@@ -24,13 +34,9 @@ def findings(
     horizon: int,
     keys: TableKeys = NO_KEYS,
 ) -> list[Finding]:
-    """Fold every line and test the rounds it counts: those the fold's accepted round events
-    leave with a result."""
-    counted = Counted()
-    for inputs, _ in journaled(source, Fold(horizon=horizon, journal=True, keys=keys)):
-        for event, _ in inputs:
-            counted.accept(event)
-    return evaluate(counted.rounds(), window, thresholds)
+    """Every test of every scope of the rounds the lines leave counted."""
+    rounds = counted(source, horizon=horizon, keys=keys).rounds()
+    return evaluate(rounds, window, thresholds)
 
 
 def as_json(found: Sequence[Finding]) -> bytes:
