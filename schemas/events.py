@@ -19,6 +19,8 @@ RFC3339: Final = (
 NO_NUL: Final = {"pattern": r"^[^\u0000]*$"}
 """What a text of an event may not hold, for the JSON Schemas: U+0000 (NUL). The decoders check it
 with a byte search where an input enters (schemas.codec.nul_field), not with this pattern."""
+NUL_TEXT: Final = "contains U+0000 (NUL), which no text of an event may hold"
+"""Why a text holding U+0000 (NUL) is refused, after the field's name."""
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256, extra_json_schema=NO_NUL)]
 Timestamp = Annotated[str, msgspec.Meta(pattern=RFC3339)]
 Instant = Annotated[datetime, msgspec.Meta(tz=True)]
@@ -249,6 +251,8 @@ def check_staff(dealer_id: str | None, shaker_id: str | None) -> None:
     for name, value in (("dealer_id", dealer_id), ("shaker_id", shaker_id)):
         if value is None:
             continue
+        if "\x00" in value:  # as any text of an event: named the same way (codec.nul_field)
+            raise ValueError(f"{name}: {NUL_TEXT}")
         if not 1 <= len(value) <= 64:
             raise ValueError(f"{name}: expected 1 to 64 printable characters, got {len(value)}")
         found = _UNPRINTABLE.search(value)

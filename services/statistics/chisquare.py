@@ -38,9 +38,9 @@ def survival(x: float, df: int) -> float:
         raise ValueError("degrees of freedom are at least 1")
     if math.isnan(x):
         raise ValueError("x is not a number")
-    if x <= 0:
-        return 1.0
     half = x / 2
+    if half <= 0:  # x <= 0, or so small that half of it is 0
+        return 1.0
     if df % 2:
         q, k = math.erfc(math.sqrt(half)), 1
     else:

@@ -117,3 +117,7 @@ def test_a_statistic_needs_one_positive_probability_per_class_and_some_count(
 def test_a_p_value_needs_a_degree_of_freedom_and_a_number(x: float, df: int) -> None:
     with pytest.raises(ValueError):
         survival(x, df)
+
+
+def test_a_statistic_so_small_that_half_of_it_is_zero_has_a_p_value_of_one() -> None:
+    assert survival(5e-324, 5) == 1.0
