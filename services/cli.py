@@ -236,6 +236,16 @@ def _run(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def _keys_option(command: argparse.ArgumentParser) -> None:
+    """--keys of the commands that run the fold on files, as the workers would."""
+    command.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="table keys file: check the signatures of these tables' round events "
+        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per job."""
     from services.settlement.fold import DEFAULT_HORIZON
@@ -259,12 +269,7 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_HORIZON,
         help=f"decided rounds per table kept to recognise redeliveries (default {DEFAULT_HORIZON})",
     )
-    replay.add_argument(
-        "--keys",
-        metavar="FILE",
-        help="table keys file: check the signatures of these tables' round events "
-        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
-    )
+    _keys_option(replay)
     replay.set_defaults(run=_replay)
 
     report = commands.add_parser(
@@ -280,12 +285,7 @@ def parser() -> argparse.ArgumentParser:
         "--format", choices=("text", "csv", "json"), default="text", help="output format"
     )
     report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
-    report.add_argument(
-        "--keys",
-        metavar="FILE",
-        help="table keys file: check the signatures of these tables' round events "
-        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
-    )
+    _keys_option(report)
     report.set_defaults(run=_report)
 
     integrity = commands.add_parser(
@@ -323,12 +323,7 @@ def parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="JSON Lines, one object per scope and test"
     )
     integrity.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
-    integrity.add_argument(
-        "--keys",
-        metavar="FILE",
-        help="table keys file: check the signatures of these tables' round events "
-        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
-    )
+    _keys_option(integrity)
     integrity.set_defaults(run=_integrity)
 
     par = commands.add_parser(

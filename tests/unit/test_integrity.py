@@ -27,27 +27,25 @@ T0 = 1_800_000_000_000_000
 """An instant (microseconds since 1970): 2027-01-15."""
 
 
-def sicbo(n: int, dice: tuple[int, int, int], **fields: str | int | None) -> CountedRound:
+def counted(
+    game: str, n: int, outcome: tuple[int, ...] | tuple[str, ...], **fields: str | int | None
+) -> CountedRound:
     values: dict[str, object] = {
-        "table_id": "SB-1",
+        "table_id": "XD-1" if game == "xocdia" else "SB-1",
         "round_id": f"R{n:05d}",
-        "game": "sicbo",
+        "game": game,
         "at": T0 + n * 35_000_000,
-        "outcome": dice,
+        "outcome": outcome,
     }
     return CountedRound(**(values | fields))  # type: ignore[arg-type]
+
+
+def sicbo(n: int, dice: tuple[int, int, int], **fields: str | int | None) -> CountedRound:
+    return counted("sicbo", n, dice, **fields)
 
 
 def xocdia(n: int, reds: int, **fields: str | int | None) -> CountedRound:
-    discs = ("red",) * reds + ("white",) * (4 - reds)
-    values: dict[str, object] = {
-        "table_id": "XD-1",
-        "round_id": f"R{n:05d}",
-        "game": "xocdia",
-        "at": T0 + n * 35_000_000,
-        "outcome": discs,
-    }
-    return CountedRound(**(values | fields))  # type: ignore[arg-type]
+    return counted("xocdia", n, ("red",) * reds + ("white",) * (4 - reds), **fields)
 
 
 def only(found: list[Finding], scope: str, name: str, test: str) -> Finding:
