@@ -82,8 +82,10 @@ def main(
     as_lines: bool,
     horizon: int,
     keys: TableKeys = NO_KEYS,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
 ) -> int:
+    """Print the findings (standard output by default): aligned lines, or JSON Lines."""
+    out = sys.stdout if out is None else out
     try:
         found = findings(
             lines(paths), window=window, thresholds=thresholds, horizon=horizon, keys=keys
@@ -91,10 +93,13 @@ def main(
     except FileNotFoundError as error:
         print(f"croupier integrity: no such file: {error.filename}", file=sys.stderr)
         return 2
-    if as_lines:
+    try:
+        if as_lines:
+            out.flush()
+            out.buffer.write(as_json(found))
+        else:
+            out.write(as_text(found))
         out.flush()
-        out.buffer.write(as_json(found))
-        out.flush()
-    else:
-        out.write(as_text(found))
+    except BrokenPipeError:  # `croupier integrity FILE | head`
+        return 0
     return 0
