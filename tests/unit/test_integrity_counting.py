@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgspec
 
+from schemas.codec import encode
 from schemas.events import AnyEvent
 from schemas.journal import Journal, records
 from services.settlement.fold import DEFAULT_HORIZON, Fold
@@ -217,3 +218,23 @@ def test_the_journals_committed_to_accepted_give_the_same_figures_as_the_replay(
     for event in by_table:
         live.accept(event)
     assert evaluate(live.rounds(), 100) == findings(lines, window=100, horizon=DEFAULT_HORIZON)
+
+
+def test_the_dealer_and_shaker_change_no_record(tmp_path: Path) -> None:
+    _, lines = _floor(tmp_path)
+    bare = [
+        msgspec.json.encode(
+            {
+                k: v
+                for k, v in msgspec.json.decode(raw).items()
+                if k not in ("dealer_id", "shaker_id")
+            }
+        )
+        for raw in lines
+    ]
+    assert sum(b"dealer_id" in raw for raw in lines) >= 3 * 120  # a retry sends one again
+    with_ids, without = Fold(), Fold()
+    assert [encode(r) for raw in lines for r in with_ids.feed(None, raw)] == [
+        encode(r) for raw in bare for r in without.feed(None, raw)
+    ]
+    assert all(with_ids.stats(t) == without.stats(t) for t in with_ids.tables)
