@@ -126,16 +126,18 @@ def total_class(total: int) -> int:
 
 DICE: Final = list(product(range(1, 7), repeat=3))
 """The 216 equally likely outcomes of three dice."""
-TOTALS: Final = tuple(
-    Fraction(sum(1 for dice in DICE if total_class(sum(dice)) == c), len(DICE)) for c in range(12)
-)
 FACES: Final = Test(
     name="faces",
     probabilities=(Fraction(1, 6),) * 6,
     classes=lambda dice: (int(face) - 1 for face in dice),
 )
-TOTALS_TEST: Final = Test(
-    name="totals", probabilities=TOTALS, classes=lambda dice: (total_class(sum_of(dice)),)
+TOTALS: Final = Test(
+    name="totals",
+    probabilities=tuple(
+        Fraction(sum(1 for dice in DICE if total_class(sum(dice)) == c), len(DICE))
+        for c in range(12)
+    ),
+    classes=lambda dice: (total_class(sum_of(dice)),),
 )
 REDS: Final = Test(
     name="reds",
@@ -143,8 +145,8 @@ REDS: Final = Test(
     classes=lambda discs: (discs.count("red"),),
 )
 TESTS: Final[dict[str, tuple[Test, ...]]] = {
-    "sicbo": (FACES, TOTALS_TEST),
-    "thai-hilo": (FACES, TOTALS_TEST),
+    "sicbo": (FACES, TOTALS),
+    "thai-hilo": (FACES, TOTALS),
     "xocdia": (REDS,),
 }
 """The tests of each game."""

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.statistics.command import as_text
 from services.statistics.integrity import (
     FACES,
     REDS,
-    TOTALS_TEST,
+    TOTALS,
     CountedRound,
     Finding,
     Thresholds,
@@ -60,15 +61,15 @@ def test_the_totals_classes_are_the_216_dice_counted_by_hand() -> None:
     # Ways to roll each total 3..18 with three dice: 1 3 6 10 15 21 25 27 27 25 21 15 10 6 3 1.
     # 3-5 merged: 1 + 3 + 6 = 10; 16-18 merged: 6 + 3 + 1 = 10.
     ways = [10, 10, 15, 21, 25, 27, 27, 25, 21, 15, 10, 10]
-    assert TOTALS_TEST.probabilities == tuple(Fraction(w, 216) for w in ways)
-    assert sum(TOTALS_TEST.probabilities) == 1
-    assert TOTALS_TEST.df == 11
+    assert TOTALS.probabilities == tuple(Fraction(w, 216) for w in ways)
+    assert sum(TOTALS.probabilities) == 1
+    assert TOTALS.df == 11
 
 
 def test_every_outcome_of_three_dice_falls_in_exactly_one_totals_class() -> None:
-    counts = TOTALS_TEST.counts(product(range(1, 7), repeat=3))
+    counts = TOTALS.counts(product(range(1, 7), repeat=3))
     assert sum(counts) == 216
-    assert [Fraction(c, 216) for c in counts] == list(TOTALS_TEST.probabilities)
+    assert [Fraction(c, 216) for c in counts] == list(TOTALS.probabilities)
 
 
 def test_the_reds_are_the_16_disc_outcomes_counted_by_red_discs() -> None:
@@ -226,3 +227,25 @@ def test_a_die_loaded_toward_6_raises_the_alarm_at_a_thousand_rounds(seed: int) 
 
     rounds = [sicbo(n, (die(), die(), die())) for n in range(1000)]
     assert only(evaluate(rounds), "table", "SB-1", "faces").verdict == "alarm"
+
+
+def test_the_text_shows_one_aligned_line_per_finding_with_alarms_and_watches_in_capitals() -> None:
+    def finding(name: str, p_value: float, verdict: str) -> Finding:
+        return Finding(
+            scope="dealer",
+            id=name,
+            game="sicbo",
+            test="faces",
+            rounds=2000,
+            statistic=12.5,
+            df=5,
+            p_value=p_value,
+            verdict=verdict,  # type: ignore[arg-type]
+        )
+
+    text = as_text([finding("D1", 2e-7, "alarm"), finding("Dealer 22", 0.5, "ok")])
+    assert text == (
+        "dealer  D1         sicbo  faces  2000 rounds  chi2 12.50  df 5  p 2e-07  ALARM\n"
+        "dealer  Dealer 22  sicbo  faces  2000 rounds  chi2 12.50  df 5  p 0.5    ok\n"
+    )
+    assert as_text([]) == "no round with a result: nothing to test\n"
