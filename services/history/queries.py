@@ -20,10 +20,12 @@ from sqlalchemy import (
     tuple_,
 )
 
-from services.history import answers, report, schema
+from services.history import answers, schema
 from services.history.answers import BET_COLUMNS, Answer, decoded
 from services.history.paging import encode_cursor
 from services.history.schema import BetRow
+from services.history.store.dialects import dialect_of
+from services.history.store.report_figures import Figures
 from services.history.views import Key
 from services.reports.figures import Report
 
@@ -109,13 +111,9 @@ class Reads:
         # COMMITTED transaction (PostgreSQL) or outside any (SQLite's reads); without one, a
         # request spares the BEGIN and the ROLLBACK, two round trips of its three or four.
         self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
-        # A report reads its three tables in one snapshot on PostgreSQL (on SQLite, each of its
-        # reads sees whole batches: the projector's transactions are atomic).
-        self.snapshot = (
-            engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-            if engine.dialect.name == "postgresql"
-            else engine
-        )
+        # A report reads its three tables as one state (`Dialect.snapshot`).
+        self.dialect = dialect_of(engine)
+        self.snapshot = self.dialect.snapshot(engine)
         self.recalls = Recalls(recall_cache_bytes)
         dialect = engine.dialect
         self.paging = {
@@ -212,7 +210,7 @@ class Reads:
         """The regulator's report over the database (every table, or one): the figures the
         projector keeps, read in one snapshot."""
         with self.snapshot.connect() as db, db.begin():
-            return report.build(db, table_id)
+            return Figures(db, self.dialect).get(table_id)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""

@@ -9,10 +9,10 @@ from alembic import command
 from sqlalchemy import Engine
 
 from schemas.events import SEQ_MAX
-from services.history import report
 from services.history.migrate import config, current, upgrade
 from services.history.queries import Reads
 from services.history.store import Store
+from services.history.store.report_figures import Figures
 from services.reports.command import build
 from services.reports.render import as_dict
 from services.simulation.streams import Profile, generate, interleave
@@ -39,7 +39,7 @@ def test_the_database_report_equals_the_report_of_the_replay_file(engine: Engine
 def test_the_figures_kept_batch_by_batch_equal_the_report_of_every_row(engine: Engine) -> None:
     project_all(Store(engine), commit(STREAMS, seed=8), seed=9)  # other batches, other cuts
     with engine.connect() as db:
-        kept, from_rows = as_dict(report.build(db)), as_dict(report.from_rows(db))
+        kept, from_rows = as_dict(Figures(db).get()), as_dict(Figures(db).from_rows())
     assert kept["corrections"] and kept == from_rows
 
 
