@@ -1,31 +1,33 @@
-"""The OpenAPI 3.1 document of the read side's HTTP API, generated from its pydantic models."""
+"""The OpenAPI 3.1 document of the read side's HTTP API, its schemas made from the answers' own
+Structs (`models`)."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+import msgspec
 
 from services.history.access import PROTECTED
-from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut, TablesOut
-
-ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\u0000]*$"}
-_MODELS: Final[tuple[type[BaseModel], ...]] = (
+from services.history.models import (
+    RESPONSES,
+    Answer,
     BetsPage,
+    ErrorOut,
+    HealthOut,
     RoundOut,
     StatsOut,
     TablesOut,
-    HealthOut,
-    ErrorOut,
 )
 
+ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\u0000]*$"}
+_REFS: Final = "#/components/schemas/{name}"
 
-def _ref(model: type[BaseModel]) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+def _ref(model: type[Answer]) -> dict[str, str]:
+    return {"$ref": _REFS.format(name=model.__name__)}
 
 
-def _json(model: type[BaseModel], description: str) -> dict[str, Any]:
+def _json(model: type[Answer], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": _ref(model)}}}
 
 
@@ -249,10 +251,7 @@ def _operations() -> dict[str, Any]:
 
 def document() -> dict[str, Any]:
     """The whole OpenAPI document, served at /openapi.json."""
-    _, top = models_json_schema(
-        [(model, "serialization") for model in _MODELS],
-        ref_template="#/components/schemas/{model}",
-    )
+    _, schemas = msgspec.json.schema_components(RESPONSES, ref_template=_REFS)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -264,7 +263,7 @@ def document() -> dict[str, Any]:
         },
         "paths": _secured(_operations()),
         "components": {
-            "schemas": top.get("$defs", {}),
+            "schemas": schemas,
             "securitySchemes": {
                 SCHEME: {
                     "type": "http",

@@ -21,7 +21,8 @@ from sqlalchemy import (
 )
 
 from services.history import answers, schema
-from services.history.answers import BET_COLUMNS, Answer, decoded
+from services.history.answers import BET_COLUMNS, decoded
+from services.history.models import AdjustmentOut, BetsPage, RoundOut, TableOut
 from services.history.paging import encode_cursor
 from services.history.schema import BetRow
 from services.history.store.dialects import dialect_of
@@ -123,8 +124,8 @@ class Reads:
 
     def history(
         self, player_id: str, *, limit: int, offset: int = 0, after: Key | None = None
-    ) -> Answer | None:
-        """A page of a player's bets, newest first (`BetsPage`); None for a player never seen.
+    ) -> BetsPage | None:
+        """A page of a player's bets, newest first; None for a player never seen.
 
         One statement in the common case: the page, with the player's total and whether each
         bet has adjustments beside each row; the adjustments are read only for a page that
@@ -164,10 +165,10 @@ class Reads:
             last = BetRow(*shown[-1][:n])
             key = (last.sort_micros, last.table_id, last.round_id, last.seq or 0, last.bet_id)
             cursor = encode_cursor(key)
-        return {
-            "player_id": player_id,
-            "total": total,
-            "bets": [
+        return BetsPage(
+            player_id,
+            total,
+            [
                 answers.bet(
                     BetRow(*row[:n]),
                     row[n],
@@ -178,11 +179,11 @@ class Reads:
                 )
                 for row in shown
             ],
-            "next_cursor": cursor,
-        }
+            cursor,
+        )
 
-    def recall(self, table_id: str, round_id: str) -> Answer | None:
-        """A round's recall (`RoundOut`); None for a round nothing named."""
+    def recall(self, table_id: str, round_id: str) -> RoundOut | None:
+        """A round's recall; None for a round nothing named."""
         with self.engine.connect() as db:
             rnd = db.execute(_round(table_id, round_id)).first()
             return None if rnd is None else _recall(db, self.round_bets, rnd[:-1])
@@ -221,8 +222,8 @@ class Reads:
             ).scalar_one_or_none()
         return found
 
-    def tables(self) -> list[Answer]:
-        """Every table, in table_id order (`TableOut`)."""
+    def tables(self) -> list[TableOut]:
+        """Every table, in table_id order."""
         t = schema.tables
         with self.engine.connect() as db:
             rows = db.execute(select(t.c.table_id, t.c.game, t.c.stats).order_by(t.c.table_id))
@@ -280,7 +281,7 @@ def _round(table_id: str, round_id: str) -> Select[Any]:
     ).where(_R.c.table_id == table_id, _R.c.round_id == round_id)
 
 
-def _recall(db: Connection, round_bets: _Statement, rnd: Sequence[Any]) -> Answer:
+def _recall(db: Connection, round_bets: _Statement, rnd: Sequence[Any]) -> RoundOut:
     """The recall of a round, from its row (table_id, round_id, ... cancel_reason)."""
     table_id, round_id = rnd[0], rnd[1]
     s = schema.steps
@@ -335,9 +336,9 @@ class Recalls:
                 self.size -= len(dropped)
 
 
-def _by_bet(rows: Any) -> dict[str, list[Answer]]:
+def _by_bet(rows: Any) -> dict[str, list[AdjustmentOut]]:
     """Adjustment rows (bet_id first, in bet then n order) as answers, grouped by bet."""
-    grouped: dict[str, list[Answer]] = {}
+    grouped: dict[str, list[AdjustmentOut]] = {}
     for row in rows:
         grouped.setdefault(row[0], []).append(answers.adjustment(row))
     return grouped
@@ -348,12 +349,12 @@ def pending_of(counters: dict[tuple[str, str], int]) -> int:
     return counters.get(("croupier_read_pending", ""), 0)
 
 
-def health_counts(reads: Reads) -> dict[str, Any]:
-    """The counts `/health` shows beside the lag."""
+def health_counts(reads: Reads) -> tuple[int, int, int, int]:
+    """The counts `/health` shows beside the lag: pending bets, players, rounds, tables."""
     counters = reads.counters()
-    return {
-        "pending_bets": pending_of(counters),
-        "players": counters.get(("croupier_read_players", ""), 0),
-        "rounds": counters.get(("croupier_read_rounds", ""), 0),
-        "tables": reads.boards(),
-    }
+    return (
+        pending_of(counters),
+        counters.get(("croupier_read_players", ""), 0),
+        counters.get(("croupier_read_rounds", ""), 0),
+        reads.boards(),
+    )

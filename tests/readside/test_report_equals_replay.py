@@ -119,7 +119,7 @@ def test_a_round_at_any_time_the_fold_accepts_is_projected_and_reported_as_the_r
     project_all(Store(engine), committed, seed=3)
     assert as_dict(Reads(engine).report()) == offline
     page = Reads(engine).history("P1", limit=10)
-    assert page is not None and [b["bet_id"] for b in page["bets"]] == ["B1"]
+    assert page is not None and [b.bet_id for b in page.bets] == ["B1"]
 
 
 def test_the_largest_seq_the_contract_allows_is_projected_and_recalled(engine: Engine) -> None:
@@ -128,7 +128,7 @@ def test_the_largest_seq_the_contract_allows_is_projected_and_recalled(engine: E
     assert committed.count("rejected") == 0
     project_all(Store(engine), committed, seed=4)
     recall = Reads(engine).recall("T9", "R1")
-    assert recall is not None and [b["seq"] for b in recall["bets"]] == [SEQ_MAX - 1, SEQ_MAX]
+    assert recall is not None and [b.seq for b in recall.bets] == [SEQ_MAX - 1, SEQ_MAX]
     assert as_dict(Reads(engine).report()) == as_dict(build([r for _, r in inputs], horizon=200))
 
 
@@ -163,9 +163,7 @@ def test_a_bet_id_two_tables_reuse_is_two_bets_however_the_batches_cut(
     for player, table in (("alice", "T1"), ("bob", "T2")):
         page = reads.history(player, limit=10)
         assert page is not None
-        assert [(b["bet_id"], b["table_id"], b["status"]) for b in page["bets"]] == [
-            ("B1", table, "settled")
-        ]
+        assert [(b.bet_id, b.table_id, b.status) for b in page.bets] == [("B1", table, "settled")]
     found = as_dict(reads.report())
     assert sum(row["bets"] for row in found["money"]) == 2
     assert found == offline
