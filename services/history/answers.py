@@ -26,24 +26,9 @@ from services.history.schema import BetRow
 _JSON: Final = msgspec.json.Decoder()
 _STEP: Final = msgspec.json.Decoder(StepOut)
 _BOARD: Final = msgspec.json.Decoder(dict[str, Any])
-ADJUSTMENT_COLUMNS: Final = (
-    "bet_id",
-    "adjustment_id",
-    "n",
-    "cause",
-    "result",
-    "previous_payout",
-    "payout",
-    "delta",
-    "dice",
-    "discs",
-    "reason",
-    "authorized_by",
-    "at",
-)
-"""The columns of `adjustments` an adjustment's answer needs, in this order in every query."""
-BET_COLUMNS: Final = BetRow.__struct_fields__
-"""The columns of `bets` a bet's answer is read from (a `BetRow`), in this order in every query."""
+ADJUSTMENT_COLUMNS: Final = ("bet_id", *AdjustmentOut.__struct_fields__)
+"""The columns of `adjustments` an adjustment's answer needs (its bet, then its fields, named as
+the columns), in this order in every query."""
 
 
 _DECODED: dict[str, Any] = {}

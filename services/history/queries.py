@@ -21,10 +21,10 @@ from sqlalchemy import (
 )
 
 from services.history import answers, schema
-from services.history.answers import BET_COLUMNS, decoded
+from services.history.answers import decoded
 from services.history.models import AdjustmentOut, BetsPage, RoundOut, TableOut
 from services.history.paging import encode_cursor
-from services.history.schema import BetRow
+from services.history.schema import BET_COLUMNS, BetRow
 from services.history.store.dialects import dialect_of
 from services.history.store.report_figures import Figures
 from services.history.views import Key
