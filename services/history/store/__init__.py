@@ -4,7 +4,7 @@ A batch's rows, its counters and the Kafka positions it consumed commit together
 (`uow.UnitOfWork`); the positions move only from the values this projector read, so a second
 projector on the same database can never apply a batch twice. Each aggregate has its repository
 (`bets`, `rounds`, `report_figures`); where PostgreSQL and SQLite differ, their adapters
-(`dialects`, `postgres`) do, chosen once when the store is made.
+(`postgres`, `sqlite`: a `dialects.Dialect` each) do, chosen once when the store is made.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ __all__ = [
     "Prepared",
     "Preparing",
     "Store",
+    "apply",
     "connect",
     "database_url",
 ]

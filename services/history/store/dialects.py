@@ -1,4 +1,5 @@
-"""Where PostgreSQL and SQLite differ for the read side, each in one adapter chosen once.
+"""Where PostgreSQL and SQLite differ for the read side: the `Dialect` protocol their adapters
+(`postgres`, `sqlite`) follow, chosen once; and the engine's URL and set-up.
 
 Everything else is one code path: SQLAlchemy Core, and the dialect's `INSERT ... ON CONFLICT`,
 which both spell alike. A `Dialect` says how rows go in bulk (binary COPY, or executemany), how a
@@ -15,12 +16,9 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from sqlalchemy import Connection, Engine, Table, create_engine, delete, event
-from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateTable
 
-from services.history import bulk
 from services.history.bulk import Encoded, Encoder, Rows
-from services.history.store import statements
 from services.history.store.preparing import Prepared
 
 DEFAULT_SQLITE: Final = ".data/readside.sqlite"
@@ -118,59 +116,13 @@ def load(dialect: Dialect, db: Connection, table: Table, rows: Sequence[dict[str
         dialect.copy_rows(db, table, [[row.get(n) for n in names] for row in rows])
 
 
-class SqliteDialect:
-    """SQLite (sqlite3): one writer at a time, the standard library's executemany for bulk
-    rows (a loop in C already), every bet merged."""
-
-    def __init__(self) -> None:
-        self.insert: Any = sqlite.insert
-        self.keeps_staged = True
-
-    def encoder(self, engine: Engine, table: Table) -> Encoder | None:
-        return None
-
-    def begin_batch(self, db: Connection) -> None:
-        return None
-
-    def copy_rows(self, db: Connection, table: Table, rows: Rows | Encoded) -> None:
-        given = rows.rows if isinstance(rows, Encoded) else rows
-        if len(given):
-            names = [c.name for c in table.columns]
-            db.execute(
-                table.insert(), [dict(zip(names, row, strict=True)) for row in bulk.values(given)]
-            )
-
-    def rounds_of(self, db: Connection, keys: Sequence[tuple[str, str]]) -> Iterable[Any]:
-        for chunk in bulk.chunks(keys):  # one writer at a time: the whole transaction
-            yield from db.execute(statements.rounds_in(chunk)).all()
-
-    def add_bets(
-        self, db: Connection, batch: Prepared, encoder: Encoder | None, merge: Merge
-    ) -> tuple[Counter[str], int]:
-        fresh: Counter[str] = Counter()
-        every = [*batch.whole.rows, *batch.placed.rows, *batch.parts.rows]
-        if every:
-            merge(Encoded(every), fresh)
-        return fresh, 0
-
-    def merge_bets(self, db: Connection) -> tuple[dict[str, int], int]:
-        fresh = dict(db.execute(statements.NEW_BY_PLAYER).tuples().all())
-        db.execute(statements.merge_bets(self.insert))
-        return fresh, db.execute(statements.PENDING_TOUCHED).scalar_one()
-
-    def merge_players(self, db: Connection) -> int:
-        added: int = db.execute(statements.NEW_PLAYERS).scalar_one()
-        db.execute(statements.merge_players(self.insert))
-        return added
-
-    def snapshot(self, engine: Engine) -> Engine:
-        return engine  # each read sees whole batches: the projector's transactions are atomic
-
-
 def dialect_of(bind: Engine | Connection) -> Dialect:
     """The adapter of this database."""
+    # Imported here: each adapter's module imports this one's `Dialect`.
     if bind.dialect.name == "postgresql":
         from services.history.store.postgres import PostgresDialect
 
         return PostgresDialect()
+    from services.history.store.sqlite import SqliteDialect
+
     return SqliteDialect()
