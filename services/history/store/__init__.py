@@ -3,8 +3,8 @@
 A batch's rows, its counters and the Kafka positions it consumed commit together or not at all
 (`uow.UnitOfWork`); the positions move only from the values this projector read, so a second
 projector on the same database can never apply a batch twice. Each aggregate has its repository
-(`bets`, `rounds`, `report_figures`); where PostgreSQL and SQLite differ, their adapters
-(`postgres`, `sqlite`: a `dialects.Dialect` each) do, chosen once when the store is made.
+(`bets`, `timelines`, `tables`, `report_figures`); where PostgreSQL and SQLite differ, their
+adapters (`postgres`, `sqlite`: a `dialects.Dialect` each) do, chosen once when the store is made.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from services.history.projection import Changes
 from services.history.store.dialects import DEFAULT_SQLITE, connect, database_url, dialect_of
 from services.history.store.preparing import Prepared, Preparing
 from services.history.store.report_figures import of_batch
-from services.history.store.rounds import RoundKey
+from services.history.store.timelines import RoundKey
 from services.history.store.uow import Conflict, Moves, Position, UnitOfWork
 from services.history.views import Round
 

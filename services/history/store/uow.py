@@ -24,7 +24,8 @@ from services.history.store import statements
 from services.history.store.bets import Bets
 from services.history.store.dialects import Dialect
 from services.history.store.report_figures import Figures
-from services.history.store.rounds import Rounds, Tables
+from services.history.store.tables import Tables
+from services.history.store.timelines import Rounds
 
 Position = tuple[str, int]
 """A topic partition."""

@@ -1,4 +1,4 @@
-"""The rounds and their timelines in the database, and the tables (repositories of a batch).
+"""The rounds and their timelines in the database (a repository of a batch).
 
 A round is read whole (`Round`, its state) by `Rounds.get`, evolved by the batch's accepted
 events in memory, and written back by `Rounds.add`: new rows loaded, the others rewritten by one
@@ -15,7 +15,6 @@ import msgspec
 from sqlalchemy import Connection
 
 from services.history import bulk, schema
-from services.history.projection import Changes
 from services.history.rows import Row, json_text
 from services.history.store import statements
 from services.history.store.dialects import Dialect, load, stage
@@ -67,30 +66,6 @@ class Rounds:
             )
             self.db.execute(statements.ROUND_UPDATE)
         load(self.dialect, self.db, schema.steps, steps)
-
-
-class Tables:
-    """The rows of `tables` in a batch's transaction: each table's game and last board."""
-
-    def __init__(self, db: Connection, dialect: Dialect) -> None:
-        self.db = db
-        self.insert = dialect.insert
-
-    def add(self, changes: Changes) -> None:
-        games = {e.table_id: e.game for e, _ in changes.round_events if hasattr(e, "game")}
-        for table_id, game in sorted(games.items()):
-            if table_id not in changes.boards:
-                stmt = self.insert(schema.tables).values(table_id=table_id, game=game, stats=None)
-                self.db.execute(stmt.on_conflict_do_nothing())
-        for table_id, stats in sorted(changes.boards.items()):
-            raw = changes.raw_boards[table_id].decode()
-            stmt = self.insert(schema.tables).values(table_id=table_id, game=stats.game, stats=raw)
-            self.db.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["table_id"],
-                    set_={"game": stmt.excluded.game, "stats": stmt.excluded.stats},
-                )
-            )
 
 
 def _step(step: Any) -> str:
