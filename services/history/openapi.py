@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any, Final
 
 import msgspec
+from pydantic import BaseModel
 
 from services.history.access import PROTECTED
 from services.history.models import (
     RESPONSES,
     Answer,
     BetsPage,
+    BetsQuery,
     ErrorOut,
     HealthOut,
     RoundOut,
@@ -52,6 +54,19 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
     }
 
 
+def _parameters(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
+    """The schema of each query parameter a pydantic model checks, as its JSON Schema says it,
+    without the null that stands for a parameter left out."""
+    found = {}
+    for name, schema in model.model_json_schema()["properties"].items():
+        [kept] = [one for one in schema.get("anyOf", [schema]) if one.get("type") != "null"]
+        default = {"default": schema["default"]} if schema.get("default") is not None else {}
+        found[name] = {k: v for k, v in kept.items() if k not in ("title", "default")} | default
+    return found
+
+
+_PAGING: Final = _parameters(BetsQuery)
+"""A history page's query parameters, as `BetsQuery` checks them."""
 _NOT_FOUND: Final = _json(ErrorOut, "Unknown id: nothing about it has been read yet")
 _INVALID: Final = _json(ErrorOut, "A parameter is out of range or malformed")
 _TABLE: Final = _path_id("table_id", "The table, as in `table_id` of the events", "T000")
@@ -96,26 +111,9 @@ def _operations() -> dict[str, Any]:
                 "`cursor` (stable while new bets arrive) or `offset`, not both.",
                 "parameters": [
                     _path_id("player_id", "The player, as in `player_id` of the bets", "P0007"),
-                    _query(
-                        "limit",
-                        {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-                        "Bets per page",
-                    ),
-                    _query(
-                        "cursor",
-                        {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": 1024,
-                            "pattern": "^[A-Za-z0-9_-]+$",
-                        },
-                        "`next_cursor` of the previous page",
-                    ),
-                    _query(
-                        "offset",
-                        {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
-                        "Bets to skip",
-                    ),
+                    _query("limit", _PAGING["limit"], "Bets per page"),
+                    _query("cursor", _PAGING["cursor"], "`next_cursor` of the previous page"),
+                    _query("offset", _PAGING["offset"], "Bets to skip"),
                 ],
                 "responses": {
                     "200": _json(BetsPage, "One page of the history"),

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 import msgspec
 from sqlalchemy import (
+    BigInteger,
     Connection,
     Dialect,
     Engine,
@@ -96,7 +97,7 @@ def _history_query(shape: str) -> Select[Any]:
             # The bound on the leading key is implied, and lets SQLite seek the index too.
             return query.where(_B.c.sort_micros <= key[0], tuple_(*_ORDER) < tuple_(*key))
         case "offset":
-            return query.offset(bindparam("offset", type_=Integer))
+            return query.offset(bindparam("offset", type_=BigInteger))
         case _:
             return query
 

@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from services.history.api import application
 from services.history.guard import TokenChecks
 from services.history.models import BetsPage, HealthOut, RoundOut, StatsOut, TablesOut
+from services.history.openapi import document
 from services.history.queries import Reads
 from services.history.store import Store
 from tests.committed import commit_inputs
@@ -285,3 +286,22 @@ def test_the_report_answers_json_csv_and_text_and_refuses_another_format(engine:
     assert as_csv[0] == 200 and as_csv[1].startswith("text/csv") and b"# money" in as_csv[2]
     assert as_text[0] == 200 and b"Corrections and voids" in as_text[2]
     assert wrong[0] == 422 and b"format" in wrong[2]
+
+
+def test_the_documented_bounds_of_a_pages_parameters_are_the_ones_the_api_checks(
+    engine: Engine,
+) -> None:
+    operation = document()["paths"]["/players/{player_id}/bets"]["get"]
+    bounds = {p["name"]: p["schema"] for p in operation["parameters"] if p["in"] == "query"}
+    assert (bounds["limit"]["minimum"], bounds["limit"]["maximum"]) == (1, 500)
+    assert bounds["limit"]["default"] == 50 and "default" not in bounds["offset"]
+    limit, offset = bounds["limit"], bounds["offset"]
+    asked = [
+        f"/players/alice/bets?limit={limit['maximum']}",
+        f"/players/alice/bets?limit={limit['maximum'] + 1}",
+        f"/players/alice/bets?limit={limit['minimum'] - 1}",
+        f"/players/alice/bets?offset={offset['maximum']}",
+        f"/players/alice/bets?offset={offset['maximum'] + 1}",
+        f"/players/alice/bets?offset={offset['minimum'] - 1}",
+    ]
+    assert [status for status, _, _ in get(engine, *asked)] == [200, 422, 422, 200, 422, 422]
