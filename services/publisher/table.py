@@ -30,7 +30,7 @@ NAMESPACE: Final = uuid.UUID("5b0c6f3e-2a4d-5e8f-9c1b-7d3a6e2f4c80")
 """The uuid5 namespace of the event ids and bet ids the upstream helpers derive."""
 
 Clock = Callable[[], datetime]
-Phase = Literal["new", "betting", "closed", "result", "cancelled", "voided"]
+TablePhase = Literal["new", "betting", "closed", "result", "cancelled", "voided"]
 
 
 class OutOfOrder(ValueError):
@@ -64,7 +64,7 @@ class RoundBuilder:
         self.round_id = round_id
         self.game: GameName = game
         self.clock = clock
-        self.phase: Phase = "new"
+        self.phase: TablePhase = "new"
         self.suspended = False
         self.seq = 0
         self.last_seq = -1
