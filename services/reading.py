@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from confluent_kafka import Consumer, IsolationLevel, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from services.security import clients
@@ -75,6 +75,13 @@ def bounds_of(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
     """The first offset a partition holds and its last stable offset (read_committed's end)."""
     first, end = consumer.get_watermark_offsets(tp, timeout=TIMEOUT, cached=False)
     return max(first, 0), max(end, 0)
+
+
+def unused_group(error: KafkaError) -> bool:
+    """The brokers refused the lookup of the group's coordinator that librdkafka makes, once at
+    start, for the group id it requires of every consumer: nothing to a reader of assigned
+    partitions, which never uses the group (the readside role, with no group ACL, gets it)."""
+    return error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
 
 
 def take(consumer: Consumer, most: int, timeout: float) -> list[Any]:

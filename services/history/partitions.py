@@ -26,8 +26,9 @@ from services.settings import Settings
 
 log = logging.getLogger("croupier.projector")
 T = TypeVar("T")
-REFUSED = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED)
-"""The errors of a partition that are a refusal of the brokers."""
+REFUSED = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError._AUTHENTICATION)
+"""The errors of the consumer that are a refusal of the brokers (a group's refusal is none: see
+`reading.unused_group`)."""
 
 
 def sources(settings: Settings) -> dict[str, Source]:

@@ -47,6 +47,21 @@ PROGRESS_EVERY_S = 30.0
 """How often the projector logs what it projected (at the first batch written after)."""
 
 
+def reader(settings: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
+    """The projector's consumer (`reading.reader`), the end of each partition told."""
+    return reading.reader(
+        settings,
+        "projector",
+        **{
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+            "max.partition.fetch.bytes": 4 * 1024 * 1024,
+            "fetch.max.bytes": 32 * 1024 * 1024,
+            "error_cb": on_error,
+        },
+    )
+
+
 class Record(NamedTuple):
     """What the projector keeps of a Kafka record (`Changes.feed_all` reads value and timestamp)."""
 
@@ -122,6 +137,8 @@ class Projector:
         self.failed: KafkaError | None = None
         """An error of the consumer it cannot recover from (librdkafka's fatal ones, a login
         refused); the projector stops on it."""
+        self.told = ""
+        """The last error of the client told (the same one again is not)."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -144,17 +161,7 @@ class Projector:
             return
         partitions = owned(every, self.shard)
         found = time.monotonic()
-        consumer = reading.reader(
-            s,
-            "projector",
-            **{
-                "auto.offset.reset": "earliest",
-                "enable.partition.eof": True,
-                "max.partition.fetch.bytes": 4 * 1024 * 1024,
-                "fetch.max.bytes": 32 * 1024 * 1024,
-                "error_cb": self._error,
-            },
-        )
+        consumer = reader(s, self._error)
         writing: asyncio.Task[bool] | None = None
         try:
             at = await self._resume(consumer, admin, partitions)
@@ -301,16 +308,20 @@ class Projector:
         others (a topic deleted under it, a leader moving) are told, and librdkafka goes on."""
         if error.fatal() or error.code() in REFUSED:
             failed(self.settings, error)
+        if reading.unused_group(error):
+            log.info("the brokers refuse this principal the group id it never uses (%s)", error)
+            return
         where = f" {message.topic()}[{message.partition()}]" if message.topic() else ""
         log.warning("reading%s: %s", where, error)
 
     def _error(self, error: KafkaError) -> None:
         """librdkafka's errors of the client (in the reading thread): a broker down, say, which
-        it rides out itself, is told; a fatal one, or a login refused, stops the projector."""
-        if error.fatal() or error.code() == KafkaError._AUTHENTICATION:
+        it rides out itself, is told once; a fatal one, or a login refused, stops the projector."""
+        if error.fatal() or error.code() in REFUSED:
             self.failed = error
-        else:
-            log.warning("Kafka: %s", error)
+        elif str(error) != self.told:
+            self.told = str(error)
+            log.warning("Kafka: %s (librdkafka tries again)", error)
 
     def _feed(self, changes: Changes, limit: float) -> int:
         """Feed every partition's waiting records up to `limit`, in offset order; how many."""

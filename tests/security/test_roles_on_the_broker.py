@@ -3,8 +3,10 @@ with an error that names the principal, the resource and the permission."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
+import signal
 import subprocess
 import sys
 import time
@@ -15,8 +17,11 @@ from kafka import KafkaProducer  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 from pydantic import SecretStr
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from services.audit.reader import read_topic
+from services.history.store import connect
 from services.publisher.producer import Publisher
 from services.security import clients
 from services.security.acls import apply
@@ -228,3 +233,45 @@ def test_an_api_that_may_not_read_the_outputs_exits_2_saying_who_was_refused(
     text = log.read_text()
     assert code == 2, text
     assert "User:game" in text and "the API was refused" in text
+
+
+def test_the_projector_as_readside_projects_a_settled_round_and_joins_no_group(
+    secured: Secured, tmp_path: Path
+) -> None:
+    # readside has no group ACL: its consumer assigns partitions, and its positions are the
+    # database's; a group joined or an offset committed would be refused and stop it.
+    settle_as_roles(secured, tmp_path, "T-projected")
+    database = f"sqlite:///{tmp_path / 'readside.sqlite'}"
+    env = {**secured.env("readside"), "DATABASE_URL": database}
+    log = tmp_path / "projector.log"
+    with open(log, "wb") as out:
+        projector = subprocess.Popen(
+            [sys.executable, "-m", "services.cli", "projector", "--loglevel", "info"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    engine = connect(database)
+    try:
+        deadline = time.monotonic() + 90
+        found: list[tuple[str, str, int]] = []
+        while time.monotonic() < deadline and not found:
+            assert projector.poll() is None, log.read_text()
+            time.sleep(1)
+            with contextlib.suppress(OperationalError), engine.connect() as db:
+                found = [
+                    (r.bet_id, r.result, r.payout)
+                    for r in db.execute(
+                        text("SELECT bet_id, result, payout FROM bets WHERE table_id = :t"),
+                        {"t": "T-projected"},
+                    )
+                ]
+        assert found == [("T-projected-R1-b1", "win", 200)], log.read_text()
+        projector.send_signal(signal.SIGINT)
+        assert projector.wait(timeout=30) == 0, log.read_text()
+    finally:
+        engine.dispose()
+        stop(projector)
+    said = log.read_text()
+    assert "WARNING" not in said and "CRITICAL" not in said, said
