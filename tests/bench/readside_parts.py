@@ -190,7 +190,7 @@ def formats(url: str, prepared: list[Prepared]) -> dict[str, tuple[float, float]
                     out = bytearray()
                     if name == "text":
                         for row in batch:
-                            format_row_text(row, texts, out)
+                            format_row_text(msgspec.structs.astuple(row), texts, out)
                     else:
                         binary.add(batch, out)
                     data.append(bytes(out))
