@@ -137,8 +137,8 @@ class Projector:
         self.failed: KafkaError | None = None
         """An error of the consumer it cannot recover from (librdkafka's fatal ones, a login
         refused); the projector stops on it."""
-        self.told = ""
-        """The last error of the client told (the same one again is not)."""
+        self.told: set[int] = set()
+        """The errors of the client told since the last record read (not told again)."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -301,6 +301,8 @@ class Projector:
                 self._message_error(message, error)
         if self.failed is not None:
             failed(self.settings, self.failed)
+        if read:
+            self.told.clear()
         return read
 
     def _message_error(self, message: Any, error: KafkaError) -> None:
@@ -316,11 +318,12 @@ class Projector:
 
     def _error(self, error: KafkaError) -> None:
         """librdkafka's errors of the client (in the reading thread): a broker down, say, which
-        it rides out itself, is told once; a fatal one, or a login refused, stops the projector."""
+        it rides out itself, is told once an outage; a fatal one, or a login refused, stops the
+        projector."""
         if error.fatal() or error.code() in REFUSED:
             self.failed = error
-        elif str(error) != self.told:
-            self.told = str(error)
+        elif error.code() not in self.told:
+            self.told.add(error.code())
             log.warning("Kafka: %s (librdkafka tries again)", error)
 
     def _feed(self, changes: Changes, limit: float) -> int:

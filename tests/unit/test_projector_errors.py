@@ -77,16 +77,16 @@ def test_a_fatal_error_stops_the_projector_saying_it_resumes_from_the_database(
     assert "failed for good" in caplog.text and "resumes there" in caplog.text
 
 
-def test_the_client_s_errors_are_told_once_and_a_fatal_one_stops_the_next_read(
+def test_the_client_s_errors_are_told_once_an_outage_and_a_fatal_one_stops_the_next_read(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     p = projector()
-    down = KafkaError(KafkaError._TRANSPORT, "broker down")
     with caplog.at_level(logging.WARNING, "croupier.projector"):
-        p._error(down)
-        p._error(down)
+        for after in ("0ms", "1ms", "0ms"):
+            p._error(KafkaError(KafkaError._TRANSPORT, f"broker down (after {after})"))
+        p._error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"))
         assert p._take([]) == 0
-    assert caplog.text.count("broker down") == 1
+    assert caplog.text.count("broker down") == 1 and caplog.text.count("brokers are down") == 1
     p._error(KafkaError(KafkaError._FATAL, "fatal", fatal=True))
     with pytest.raises(KafkaException):
         p._take([])
