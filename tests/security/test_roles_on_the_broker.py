@@ -64,6 +64,18 @@ def _refused_write(settings: Settings, topic: str) -> AccessDenied:
     return denied
 
 
+def croupier(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
+    """`croupier <args>` started in the environment, its output into `log`."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "services.cli", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
 def test_the_game_role_publishes_rounds_and_bets(secured: Secured) -> None:
     game = secured.settings("game")
     with Publisher.from_settings(game) as publisher:
@@ -185,14 +197,7 @@ def test_a_worker_with_the_game_roles_login_exits_2_and_its_health_says_why(
 ) -> None:
     env = {**secured.env("game"), "CROUPIER_WEB_PORT": "0"}
     log = tmp_path / "worker.log"
-    with open(log, "wb") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "worker", "--loglevel", "warning"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    worker = croupier(env, log, "worker", "--loglevel", "warning")
     try:
         code = worker.wait(timeout=90)
     finally:
@@ -218,14 +223,7 @@ def test_an_api_that_may_not_read_the_outputs_exits_2_saying_who_was_refused(
         "CROUPIER_API_AUTH": "off",  # the broker's refusal is tested here, not the tokens
     }
     log = tmp_path / "api.log"
-    with open(log, "wb") as out:
-        api = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    api = croupier(env, log, "api", "--serve-only", "--loglevel", "warning")
     try:
         code = api.wait(timeout=90)
     finally:
@@ -244,14 +242,7 @@ def test_the_projector_as_readside_projects_a_settled_round_and_joins_no_group(
     database = f"sqlite:///{tmp_path / 'readside.sqlite'}"
     env = {**secured.env("readside"), "DATABASE_URL": database}
     log = tmp_path / "projector.log"
-    with open(log, "wb") as out:
-        projector = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "projector", "--loglevel", "info"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    projector = croupier(env, log, "projector", "--loglevel", "info")
     engine = connect(database)
     try:
         deadline = time.monotonic() + 90
