@@ -137,6 +137,7 @@ class Projector:
         self.failed: KafkaError | None = None
         """An error of the consumer it cannot recover from (librdkafka's fatal ones, a login
         refused); the projector stops on it."""
+        self.reading: asyncio.Future[list[Any]] | None = None
         self.told: set[int] = set()
         """The errors of the client told since the last record read (not told again)."""
 
@@ -203,6 +204,8 @@ class Projector:
                 writing.cancel()
                 with contextlib.suppress(BaseException):
                     await writing
+            if self.reading is not None:
+                await asyncio.wait([self.reading])
             await asyncio.to_thread(consumer.close)
             log.info("stopped; projected %s", self.progress.report(0))
 
@@ -247,13 +250,20 @@ class Projector:
                 break
             self._pace(consumer)
             wait = 0.02 if busy else max(0.0, left) if count else 0.2
-            read = self._take(await asyncio.to_thread(reading.take, consumer, pacing.STEP, wait))
+            read = self._take(await self._read(consumer, wait))
             fed = self._feed(changes, pacing.bound(self.clocks, self._idle()))
             count += fed
             preparing.take()
             if not read and not fed and not busy:
                 break
         return preparing.done(), count
+
+    async def _read(self, consumer: Consumer, wait: float) -> list[Any]:
+        """`reading.take` in a thread, shielded: a projector cancelled meanwhile closes the
+        consumer only once the read is over (librdkafka's handle is not shared across a close)."""
+        loop = asyncio.get_running_loop()
+        self.reading = loop.run_in_executor(None, reading.take, consumer, pacing.STEP, wait)
+        return await asyncio.shield(self.reading)
 
     def _pace(self, consumer: Consumer) -> None:
         """Pause the partitions ahead that hold a read's worth of records waiting (pacing.due
