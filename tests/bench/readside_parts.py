@@ -37,7 +37,7 @@ from psycopg.adapt import Transformer
 from sqlalchemy import create_engine, make_url, text
 
 from services import reading
-from services.history import bulk, pacing, projector, schema
+from services.history import bulk, pacing, partitions, projector, schema
 from services.history.migrate import upgrade
 from services.history.projection import Changes, Source
 from services.history.store import Prepared, Store, connect
@@ -121,7 +121,7 @@ async def _read(messages: list[bytes]) -> float:
     finally:
         await producer.stop()
     settings = Settings(kafka_bootstrap=BOOTSTRAP)
-    consumer = projector.reader(settings, lambda error: say(f"  kafka: {error}"))
+    consumer = partitions.reader(settings, lambda error: say(f"  kafka: {error}"))
     reads = projector.Projector(settings, Store(create_engine("sqlite://")))
     try:
         parts = [(topic, p) for p in range(PARTITIONS)]
