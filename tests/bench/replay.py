@@ -24,6 +24,7 @@ from services.settlement.replay import lines as replay_lines
 from services.settlement.replay import replay, split_lines
 from services.signing.signature import TableKeys
 from services.simulation.streams import Profile, generate
+from tests.bench.results import Figure, Run, figure
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
 ROUNDS = int(os.environ.get("CROUPIER_BENCH_ROUNDS", "1000000"))
@@ -100,7 +101,7 @@ def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[list[float], int
     return {label: (times[label], counts[label]) for label in runs}
 
 
-def throughput() -> None:
+def throughput() -> list[Figure]:
     path = stream_file()
     with open(path, "rb") as stream:
         events = sum(1 for line in stream if line.strip())
@@ -169,9 +170,31 @@ def throughput() -> None:
         f"ratio of each run: {', '.join(f'{r:.2f}' for r in pairs)}"
         f" (median {statistics.median(pairs):.2f})"
     )
+    each = ", ".join(f"{r:.2f}" for r in pairs)
+    block_base, block_ours = min(b for b, _ in runs), min(o for _, o in runs)
+    return [
+        figure(
+            "replay_block_by_block",
+            f"croupier replay, block by block ({events:,} events; 1 MiB blocks, the sides taking"
+            f" turns), best of {REPEATS}",
+            events / block_ours,
+            "events/s",
+            baseline=("bare json.loads of the same lines", events / block_base),
+            target=("ratio", "at least", 1.0),
+            note=f"ratio of each run {each}",
+        ),
+        figure(
+            "replay_whole_file",
+            f"croupier replay, whole file, each side in turn, best of {REPEATS}",
+            events / min(ourses),
+            "events/s",
+            baseline=("bare json.loads of the same file", events / min(bases)),
+            note="the machine's drift within seconds weighs on one side or the other",
+        ),
+    ]
 
 
-def signed_side_by_side(path: Path) -> None:
+def signed_side_by_side(path: Path) -> list[Figure]:
     """The replay of the stream with every table signing next to the unsigned replay, taking
     turns block by block (the same lines of each file, the order alternating from block to
     block), so that the machine's drift weighs on both alike."""
@@ -227,6 +250,22 @@ def signed_side_by_side(path: Path) -> None:
         + f" (median {statistics.median(ratios):.2f}); extra time per signature checked: median "
         f"{statistics.median(extra):.0f} us; load average {os.getloadavg()[0]:.2f}"
     )
+    return [
+        figure(
+            "replay_signed",
+            f"croupier replay, every table signing ({checked:,} signatures, {checked / events:.1%}"
+            f" of the events), block by block, best of {REPEATS}",
+            events / best_signed,
+            "events/s",
+            baseline=("the unsigned replay of the same stream", events / best_plain),
+        ),
+        figure(
+            "signature_cost",
+            "extra time per signature checked, median of the runs",
+            statistics.median(extra),
+            "us",
+        ),
+    ]
 
 
 def table(events: int, base: float, ours: float, records: int) -> None:
@@ -329,7 +368,7 @@ def memory(horizon: int) -> list[tuple[int, float, int]]:
     return samples
 
 
-def memory_side_by_side() -> None:
+def memory_side_by_side() -> list[Figure]:
     """The bounded fold next to the same fold that never forgets, each in a process of its own."""
     bounded = _in_process(DEFAULT_HORIZON)
     unbounded = _in_process(10**12)
@@ -342,6 +381,23 @@ def memory_side_by_side() -> None:
     )
     for (n, rss, kept), (_, rss_all, kept_all) in zip(bounded, unbounded, strict=True):
         print(f"{n:>12,}{rss:>24.1f}{kept:>14,}{rss_all:>22.1f}{kept_all:>14,}")
+    (first, first_rss, _), (last, last_rss, _) = bounded[0], bounded[-1]
+    return [
+        figure(
+            "memory_first",
+            f"fold's resident memory after {first:,} rounds, horizon {DEFAULT_HORIZON}",
+            first_rss,
+            "MiB",
+            baseline=("the same fold without a horizon", unbounded[0][1]),
+        ),
+        figure(
+            "memory_last",
+            f"fold's resident memory after {last:,} rounds, horizon {DEFAULT_HORIZON}",
+            last_rss,
+            "MiB",
+            baseline=("the same fold without a horizon", unbounded[-1][1]),
+        ),
+    ]
 
 
 def _in_process(horizon: int) -> list[tuple[int, float, int]]:
@@ -361,11 +417,13 @@ def main() -> None:
     if sys.argv[1:2] == ["--signed"]:
         signed_side_by_side(stream_file())
         return
-    throughput()
+    run = Run("bench")
+    figures = throughput()
     print()
-    signed_side_by_side(stream_file())
+    figures += signed_side_by_side(stream_file())
     print()
-    memory_side_by_side()
+    figures += memory_side_by_side()
+    run.save(figures)
 
 
 if __name__ == "__main__":
