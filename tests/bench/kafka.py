@@ -179,7 +179,7 @@ def figures(
     found = [
         figure(
             f"worker_vs_{side}",
-            f"croupier worker, events decided/s on one floor of {floor}, against a {LABELS[side]}",
+            f"croupier worker, events decided/s (one floor: {floor})",
             ours,
             "events/s",
             baseline=(LABELS[side], statistics.median(results[side])),

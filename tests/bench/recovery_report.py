@@ -83,6 +83,13 @@ def takeover_figures(t: Takeover) -> list[Figure]:
             t.restore.seconds,
             "s",
         ),
+        figure(
+            f"rss_{t.events}_{state}",
+            f"the replacement's resident memory after the takeover, {at}",
+            t.rss_takeover / 2**20,
+            "MiB",
+            baseline=("the first worker's after its catch-up", t.rss_caught_up / 2**20),
+        ),
     ]
 
 

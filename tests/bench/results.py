@@ -68,8 +68,9 @@ class Machine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cores: int
     model: str
     memory_mib: int
-    load_start: tuple[float, float, float]
-    load_end: tuple[float, float, float]
+    load_start: tuple[float, float, float] | None
+    """The load average over 1, 5 and 15 minutes; None where it was not recorded."""
+    load_end: tuple[float, float, float] | None
 
 
 class Result(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -184,7 +185,7 @@ def git(*args: str) -> str:
 
 
 def machine(
-    load_start: tuple[float, float, float], load_end: tuple[float, float, float]
+    load_start: tuple[float, float, float] | None, load_end: tuple[float, float, float] | None
 ) -> Machine:
     model = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from tests.bench.report import BEGIN, DOCUMENT, END, generated_part, main, render, replaced
-from tests.bench.results import RESULTS, Machine, Result, figure, load, load_all, write
+from tests.bench.results import RESULTS, Machine, Result, Run, figure, git, load, load_all, write
 
 
 def test_the_committed_figures_are_what_the_generator_makes_of_the_committed_results() -> None:
@@ -84,7 +84,7 @@ def test_a_time_below_its_baseline_is_a_ratio_above_one() -> None:
 
 
 def test_the_run_says_its_date_commit_command_machine_and_load() -> None:
-    text = render([_result()])
+    text = " ".join(render([_result()]).split())  # its lines wrapped
     assert (
         "Run ending 2026-12-05 03:07:30 UTC, commit `0123456789`; `python -m tests.bench.kafka`. "
         "Machine: 2 cores (AMD EPYC), 24.0 GiB; load average (1, 5, 15 min) 0.50 1.00 1.50 at "
@@ -137,3 +137,25 @@ def test_check_fails_on_a_stale_document_and_passes_once_written(tmp_path: Path)
     assert main([], document) == 0
     assert main(["--check"], document) == 0
     assert main(["--what"], document) == 2
+
+
+def test_a_result_without_its_load_recorded_says_so() -> None:
+    r = _result(source="transcribed")
+    r = msgspec.structs.replace(
+        r, machine=msgspec.structs.replace(r.machine, load_start=None, load_end=None)
+    )
+    text = " ".join(render([r]).split())
+    assert "load average (1, 5, 15 min) not recorded at the start, not recorded at the end" in text
+
+
+def test_a_run_saves_its_figures_with_this_machine_commit_and_command(tmp_path: Path) -> None:
+    run = Run("bench-test")
+    path = run.save([figure("x", "a figure", 1.23456, "s")], ["a note"], tmp_path)
+    saved = load(path)
+    assert path == tmp_path / "bench-test.json"
+    assert saved.figures == (figure("x", "a figure", 1.2346, "s"),)
+    assert saved.notes == ("a note",) and saved.source == "run"
+    assert saved.commit == git("rev-parse", "HEAD") and len(saved.commit) == 40
+    assert saved.machine.cores >= 1 and saved.machine.memory_mib > 0
+    assert saved.machine.load_start is not None and len(saved.machine.load_start) == 3
+    assert saved.started <= saved.finished
