@@ -195,7 +195,7 @@ def formats(url: str, prepared: list[Prepared]) -> dict[str, tuple[float, float]
                 for batch in batches:
                     out = bytearray()
                     if name == "text":
-                        for row in batch:
+                        for row in bulk.values(batch):  # a Struct's fields as a tuple
                             format_row_text(row, texts, out)
                     else:
                         binary.add(batch, out)
