@@ -263,6 +263,7 @@ def main() -> int:
         say("COPY's text format against binary ...")
         both = formats(url, prepared)
     per = 1e6 / bets
+    spent = (reading, decoding, encoding, writing, server)  # before the loops below reuse names
     print(f"bets: {bets:,} ({messages:,} messages, {len(cut)} batches of up to {BATCH:,})")
     print("processor time per bet (µs):")
     print(f"  reading (aiokafka, {messages / bets:.2f} records a bet): {reading * per:6.1f}")
@@ -284,12 +285,11 @@ def main() -> int:
         "writing": "the writing side in the projector's process (Store.write)",
         "postgresql": "PostgreSQL (the local server's processes)",
     }
-    spent = dict(zip(parts, (reading, decoding, encoding, writing, server), strict=True))
     of = f"processor time a bet over {bets:,} bets"
     run.save(
         [
-            saved(f"part_{key}", f"{label}, {of}", spent[key] * per, "us/bet")
-            for key, label in parts.items()
+            saved(f"part_{key}", f"{label}, {of}", seconds * per, "us/bet")
+            for (key, label), seconds in zip(parts.items(), spent, strict=True)
         ]
         + [
             saved(f"copy_floor_{n}", f"COPY alone, {name}", value, "us/row")

@@ -76,7 +76,7 @@ def section(r: Result) -> list[str]:
     when = r.finished.replace("T", " ").removesuffix("Z") + " UTC"
     lines = [f"### Current: `make {r.bench}`", ""]
     if r.source != "run":
-        lines += [f"**Not a fresh run: {r.source}.**", ""]
+        lines += [*textwrap.wrap(f"**Not a fresh run: {r.source}.**", WIDTH), ""]
     said = (
         f"Run ending {when}, commit `{r.commit[:10]}`{tree}; `{r.command}`. Machine: {m.cores} "
         f"cores ({m.model}), {m.memory_mib / 1024:.1f} GiB; load average (1, 5, 15 min) "
