@@ -13,8 +13,11 @@ Checked against what each component does, on a secured broker (tests/security):
 - the worker checks the topics' configuration against the plan at start (`croupier topics`'
   describe, never alter), so it has `DescribeConfigs` on its topics;
 - its group is one literal id: it joins it and commits offsets in its transactions (`Read`), and
-  reads the committed offsets at a takeover (`Describe`); the projector, the live view, the wallet
-  and the auditor assign partitions and keep their positions themselves, so they have no group;
+  reads the committed offsets at a takeover (`Describe`); the projector and the live view assign
+  partitions and keep their positions themselves, so they have no group; wallets and auditors
+  may use consumer groups whose names start with their role and a dash (`wallet-*`,
+  `auditor-*`), so that any standard consumer (Java `subscribe`, Sarama's `ConsumerGroup`,
+  librdkafka) can share partitions and commit offsets;
 - its transactional ids are `<prefix>-<p>`, the prefix with its dash.
 """
 
@@ -62,6 +65,11 @@ def _configs(topics: tuple[str, ...]) -> tuple[Grant, ...]:
     return tuple(Grant("topic", t, "literal", ("DescribeConfigs",)) for t in topics)
 
 
+def _groups(role: Role) -> Grant:
+    """Consumer groups named `<role>-*`: join, commit and read their offsets."""
+    return Grant("group", f"{role}-", "prefix", ("Read", "Describe"))
+
+
 def grants(settings: Settings) -> dict[Role, tuple[Grant, ...]]:
     """Every role's grants for the topics, group and transactional ids named by `settings`."""
     s = settings
@@ -80,7 +88,7 @@ def grants(settings: Settings) -> dict[Role, tuple[Grant, ...]]:
                 "transactional_id", f"{s.transactional_prefix}-", "prefix", ("Write", "Describe")
             ),
         ),
-        Role.WALLET: _read(paid),
+        Role.WALLET: (*_read(paid), _groups(Role.WALLET)),
         Role.READSIDE: _read(s.projected),
-        Role.AUDITOR: _read(every),
+        Role.AUDITOR: (*_read(every), _groups(Role.AUDITOR)),
     }

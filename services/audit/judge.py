@@ -14,6 +14,7 @@ from schemas.records import Record, Rejected
 from services.audit.compare import Outputs, Report, compare, outputs
 from services.audit.window import Kept, Scope, Span
 from services.settlement.fold import Fold
+from services.settlement.misrouted import Homes
 from services.signing.signature import NO_KEYS, TableKeys
 
 
@@ -32,6 +33,7 @@ class Judgement:
     waiting: list[BetPlaced]
     waiting_unchecked: int
     events: int
+    """The inputs judged: each forwarded input once (its copy)."""
     newest: datetime | None
 
 
@@ -47,14 +49,21 @@ def judge(
 
     `spans` gives each topic role's partitions as read ("rounds", "bets", and the outputs'
     roles); without them every partition counts as whole. `keys` are the signing tables' keys,
-    as the workers have them.
+    as the workers have them. An input read from a partition other than its table's was
+    forwarded by the workers (docs/CONTRACT.md, section 1a): its copy is judged, not it.
     """
     fold = Fold(horizon=horizon, keys=keys)
+    partitions = len(spans.get("rounds", ()))
+    homes = Homes(partitions) if partitions else None
+    forwarded = 0
     records: list[Record] = []
     newest: datetime | None = None
     for kind in ("rounds", "bets"):
         for message in kept:
             if message.kind != kind:
+                continue
+            if homes is not None and not homes.belongs(message.value, message.partition):
+                forwarded += 1
                 continue
             out = fold.feed(kind, message.value)
             records.extend(out)
@@ -71,7 +80,7 @@ def judge(
         report=compare(outputs(records, boards), found, scope),
         waiting=checkable,
         waiting_unchecked=len(waiting) - len(checkable),
-        events=len(kept),
+        events=len(kept) - forwarded,
         newest=newest,
     )
 

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
 
 import msgspec
-from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 
 from schemas.codec import Invalid, decode_bet, decode_round
 from schemas.events import RoundOpened, RoundResult
+from services.partitioner import partition_of
 from services.statistics.board import WINDOW
 
 OPENED_BEFORE: Final = "its round opened before the input window"
@@ -132,7 +132,7 @@ class Scope:
             return Span(topic=role, partition=0, start=0, end=0)
         p = self.partition.get(table)
         if p is None or p >= len(spans):
-            p = _partition(table.encode(), len(spans))
+            p = partition_of(table.encode(), len(spans))
         return spans[p]
 
     def round(self, table: str, round_id: str) -> str | None:
@@ -184,7 +184,7 @@ class Scope:
         spans = self.spans.get(role, [])
         if not spans:
             return None
-        cut = any(s.cut for s in spans) if key is None else spans[_partition(key, len(spans))].cut
+        cut = any(s.cut for s in spans) if key is None else spans[partition_of(key, len(spans))].cut
         return OUTPUT_CUT if cut else None
 
     def input(self, kind: str, key: bytes | None) -> str | None:
@@ -193,7 +193,7 @@ class Scope:
         if key is None:
             cut = any(s.cut for s in spans)
         else:
-            cut = bool(spans) and spans[_partition(key, len(spans))].cut
+            cut = bool(spans) and spans[partition_of(key, len(spans))].cut
         return INPUT_BEFORE if cut else None
 
     def board(self, table: str, round_ids: Sequence[str] | None) -> str | None:
@@ -209,8 +209,3 @@ class Scope:
         if any(offset > first for offset, r in results if r not in opened):
             return BOARD_BEFORE
         return None
-
-
-def _partition(key: bytes, partitions: int) -> int:
-    """Kafka's default partition of a key (murmur2, as the producers use)."""
-    return int((murmur2(key) & 0x7FFFFFFF) % partitions)

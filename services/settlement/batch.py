@@ -3,18 +3,23 @@
 Its journal (the inputs the fold accepted, verbatim, then the decisions it commits) and its
 state's changes come first, to partition p of `accepted` and of the state topic, then its records
 (`routing`). The fold is fed the messages of `rounds` before those of `bets` (a bet then finds
-its round's fate more often, and waits less); the records are the same in any order.
+its round's fate more often, and waits less); the records are the same in any order. An input
+read from a partition other than its table's is forwarded there instead (`misrouted`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from schemas.journal import records as journal_records
 from schemas.records import Record
 from services.settlement.metrics import Metrics
+from services.settlement.misrouted import ADVICE, Homes, cause, table_of
 from services.settlement.restore import Task
 from services.settlement.routing import Message, Topics, count, route
+
+log = logging.getLogger("croupier.engine")
 
 
 def fold(
@@ -24,6 +29,7 @@ def fold(
     kinds: dict[str, str],
     metrics: Metrics,
     durable: bool,
+    homes: Homes,
 ) -> list[Message]:
     """Fold a task's messages (confluent-kafka's, in offset order per partition) and give the
     messages of its transaction; the task's positions move past them."""
@@ -38,8 +44,14 @@ def fold(
         topic = message.topic()
         role = kinds[topic]
         events[topic] += 1
+        value = message.value()
+        home = homes.of(value)
+        if home is not None and home != p:
+            out.append(_forward(message, home, metrics, homes))
+            positions[role] = message.offset() + 1
+            continue
         n = len(records)
-        state.feed(role, message.value(), records)
+        state.feed(role, value, records)
         if len(records) > n:
             key = message.key()
             out.extend(route(record, topics, p, key) for record in records[n:])
@@ -51,7 +63,7 @@ def fold(
     state.boards_changed.clear()
     count(records, metrics.decisions, metrics.rejections)
     decisions = (topics.settlements, topics.refunds, topics.adjustments)
-    decided = [value for topic, _, _, value in out if topic in decisions and value]
+    decided = [value for topic, _, _, value, _ in out if topic in decisions and value]
     return journal(task, topics, decided, metrics, durable=durable) + out
 
 
@@ -72,12 +84,33 @@ def journal(
     inputs = [raw for _, raw in kept.accepted]
     kept.accepted.clear()
     out: list[Message] = [
-        (topics.accepted, p, None, value) for value in journal_records(inputs, decided)
+        (topics.accepted, p, None, value, None) for value in journal_records(inputs, decided)
     ]
     if not durable:
         kept.clear()
         return out
     entries = task.store.entries(task.fold, task.positions, credit)
     metrics.state_written(entries)
-    out.extend((topics.state, p, key, value) for key, value in entries)
+    out.extend((topics.state, p, key, value, None) for key, value in entries)
     return out
+
+
+def _forward(message: Any, home: int, metrics: Metrics, homes: Homes) -> Message:
+    """The input, unchanged, to its table's partition; counted, and told once per cause."""
+    topic, p, key = message.topic(), message.partition(), message.key()
+    metrics.misrouted[(topic, p)] += 1
+    table_id = table_of(message.value()) or ""
+    why = cause(table_id, key, p, homes.partitions)
+    if (topic, why) not in homes.told:
+        homes.told.add((topic, why))
+        log.warning(
+            "%s: an input of table %r read from partition %d belongs to partition %d (Kafka's "
+            "murmur2 of its table_id): forwarded there, and so is every such input (counted in "
+            "croupier_misrouted_total). Likely cause: %s (docs/CONTRACT.md, section 1a)",
+            topic,
+            table_id,
+            p,
+            home,
+            ADVICE[why],
+        )
+    return (topic, home, key, message.value(), message.headers() or [])

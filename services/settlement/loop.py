@@ -21,16 +21,18 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from services import reading
 from services.security.denied import AccessDenied
 from services.security.login import Unreachable, check
 from services.settings import Settings
-from services.settlement import batch, changelog, group, rebalance
+from services.settlement import batch, group, rebalance
+from services.settlement import idle as idle_work
 from services.settlement.metrics import Metrics
+from services.settlement.misrouted import Homes
 from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
 from services.settlement.routing import Message as Out
 from services.settlement.routing import Topics
-from services.settlement.store import IDLE_CREDIT
 from services.settlement.transaction import Failed, Inflight, Transactions, transactional_id
 from services.signing.keys import load as load_keys
 from services.topics import broker_errors, ensure
@@ -63,6 +65,8 @@ class Engine:
         self.kind = dict(zip(settings.inputs, ROLES, strict=True))
         self.transactional_id = transactional_id(settings)
         self.topics: Topics | None = None
+        self.homes = Homes(1)
+        """Where each input belongs (`misrouted`), for the input partitions of `topics`."""
         self.consumer: Consumer | None = None
         self.transactions: Transactions | None = None
         self.inflight: Inflight | None = None
@@ -115,6 +119,7 @@ class Engine:
             self.topics = self._retrying(
                 "output partitions", lambda: group.topics(consumer, s), KafkaException
             )
+            self.homes = Homes(self.topics.input_partitions)
             self.consumer.subscribe(
                 list(s.inputs),
                 on_assign=self._on_assign,
@@ -124,7 +129,7 @@ class Engine:
             idle = time.monotonic()
             while not self.stopping.is_set():
                 assignments = self.assignments
-                messages = changelog.take(self.consumer, s.batch_records, 0.2)
+                messages = reading.take(self.consumer, s.batch_records, 0.2)
                 if self.assignments != assignments:
                     # tasks were built inside `take`: what it returned may have been fetched
                     # before (past their positions); dropped, and read again from them
@@ -136,7 +141,8 @@ class Engine:
                 else:
                     self.settle()
                     if time.monotonic() - idle > IDLE:
-                        self._rewrite_idle()
+                        idle_work.rewrite(self)
+                        idle_work.past_markers(self)
                 if self.rebuild and time.monotonic() >= self.rebuild_at:
                     self._rebuild()
                 if self.blocked and time.monotonic() - self.blocked_at > BLOCKED_RETRY:
@@ -172,7 +178,20 @@ class Engine:
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.assignments += 1
+        self._partitions_again(consumer)
         rebalance.assigned(self, consumer, partitions)
+
+    def _partitions_again(self, consumer: Consumer) -> None:
+        """Read the topics' partitions again: an input topic given more partitions (a migration,
+        docs/OPERATIONS.md) moves tables, and every worker must forward to the same ones."""
+        try:
+            topics = group.topics(consumer, self.settings, timeout=5)
+        except (KafkaException, RuntimeError) as error:
+            log.warning("topics' partitions not read again (%s); keeping the last known", error)
+            return
+        self.topics = topics
+        if topics.input_partitions != self.homes.partitions:
+            self.homes = Homes(topics.input_partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.assignments += 1
@@ -206,8 +225,9 @@ class Engine:
         if not work:
             return
         durable = self.settings.durable_state
+        homes = self.homes
         folded = {
-            p: (tasks[p], batch.fold(tasks[p], items, topics, kind, self.metrics, durable))
+            p: (tasks[p], batch.fold(tasks[p], items, topics, kind, self.metrics, durable, homes))
             for p, items in work.items()
         }
         newest = max(m.timestamp()[1] for m in messages) / 1000
@@ -341,16 +361,11 @@ class Engine:
         except Failed as error:
             self._failed(error, [task.partition])
             return False
-        if task.store.committed(ends.get((self.topics.state, task.partition))):
+        if self.settings.durable_state and task.store.committed(
+            ends.get((self.topics.state, task.partition))
+        ):
             self._rewritten(task)
         return True
-
-    def _rewrite_idle(self) -> None:
-        """Without input, a rewrite in progress goes on in a transaction of its own."""
-        self.settle()
-        for task in list(self.tasks.values()):
-            if task.store.rewriting:
-                self.write_state(task, IDLE_CREDIT)
 
     def _rebuild(self) -> None:
         assert self.consumer is not None

@@ -16,6 +16,9 @@ class Metrics:
     events_in: Counter[str] = field(default_factory=Counter)
     decisions: Counter[str] = field(default_factory=Counter)
     rejections: Counter[str] = field(default_factory=Counter)
+    misrouted: Counter[tuple[str, int]] = field(default_factory=Counter)
+    """Inputs forwarded to their table's partition, by topic and the partition they were read
+    from (docs/CONTRACT.md, section 1a)."""
     pending: dict[int, int] = field(default_factory=dict)
     transactions: int = 0
     records_out: int = 0
@@ -58,6 +61,13 @@ FAMILIES: Final = (
         ("kind",),
     ),
     Family("croupier_rejections_total", "counter", "Inputs rejected, by reason.", ("reason",)),
+    Family(
+        "croupier_misrouted_total",
+        "counter",
+        "Inputs read from a partition other than their table's and forwarded there, by topic and "
+        "the partition they were read from (their producer's partitioner is not Kafka's murmur2).",
+        ("topic", "partition"),
+    ),
 )
 """The worker's metric families, in the order /metrics gives them."""
 
@@ -80,6 +90,10 @@ def render(m: Metrics, tasks: int, blocked: int) -> str:
         _by("topic", m.events_in),
         _by("kind", m.decisions),
         _by("reason", m.rejections),
+        [
+            (f'{{topic="{topic}",partition="{p}"}}', str(n))
+            for (topic, p), n in sorted(m.misrouted.items())
+        ],
     )
     lines: list[str] = []
     for family, values in zip(FAMILIES, samples, strict=True):

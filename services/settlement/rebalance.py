@@ -161,7 +161,7 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
     if not partitions or engine.stopping.is_set():
         return
     try:
-        built = restore.build(engine.settings, consumer, partitions, engine.keys)
+        built = restore.build(engine.settings, consumer, partitions, engine.keys, engine.homes)
     except (KafkaException, restore.Unsettled) as error:
         denied = engine.refusal(error)
         if denied is not None:

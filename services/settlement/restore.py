@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from services import collector
+from services import collector, reading
 from services.settings import Settings
 from services.settlement import changelog, state
 from services.settlement.fold import Fold
+from services.settlement.misrouted import Homes
 from services.settlement.recovery import ROLES, Blocked, Refold, Restored, plan
 from services.settlement.rounds import Journal
 from services.settlement.store import Positions, Store
@@ -50,8 +51,11 @@ class Built:
     blocked: dict[int, str]
 
 
-def build(settings: Settings, consumer: Consumer, partitions: list[int], keys: TableKeys) -> Built:
-    """Restore, refold or block each task, and log where the time went."""
+def build(
+    settings: Settings, consumer: Consumer, partitions: list[int], keys: TableKeys, homes: Homes
+) -> Built:
+    """Restore, refold or block each task, and log where the time went; `homes` tells the inputs
+    a task folds from those it forwarded (`misrouted`)."""
     s = settings
     started = time.monotonic()
     cpu = time.process_time()
@@ -60,7 +64,7 @@ def build(settings: Settings, consumer: Consumer, partitions: list[int], keys: T
     reader = changelog.reader(s)
     try:
         beginnings = {
-            (role, p): changelog.bounds_of(reader, TopicPartition(topic, p))[0]
+            (role, p): reading.bounds_of(reader, TopicPartition(topic, p))[0]
             for p in partitions
             for role, topic in zip(ROLES, s.inputs, strict=True)
         }
@@ -98,7 +102,7 @@ def build(settings: Settings, consumer: Consumer, partitions: list[int], keys: T
                     built.blocked[p] = start.reason
     planned = time.monotonic()
     folds = {p: Fold(horizon=s.horizon, keys=keys) for p in refolds}
-    count = refold(s, folds, refolds)
+    count = refold(s, folds, refolds, homes)
     for p, how in refolds.items():
         folds[p].journal = Journal()  # what changes from now on (a refold writes its whole state)
         if how.why is not None:
@@ -203,8 +207,11 @@ def stable_offsets(
         time.sleep(0.1)
 
 
-def refold(settings: Settings, folds: dict[int, Fold], refolds: dict[int, Refold]) -> int:
-    """Feed the committed events of each task's span to its fold, discarding the records."""
+def refold(
+    settings: Settings, folds: dict[int, Fold], refolds: dict[int, Refold], homes: Homes
+) -> int:
+    """Feed the committed events of each task's span to its fold, discarding the records; an
+    input of another partition's table was forwarded when it was read, and is left out."""
     kinds = dict(zip(settings.inputs, ROLES, strict=True))
     starts = {(t, p): how.start[kinds[t]] for p, how in refolds.items() for t in settings.inputs}
     ends = {(t, p): how.upto[kinds[t]] for p, how in refolds.items() for t in settings.inputs}
@@ -212,8 +219,10 @@ def refold(settings: Settings, folds: dict[int, Fold], refolds: dict[int, Refold
 
     def feed(topic: str, p: int, message: Message) -> None:
         nonlocal count
-        folds[p].feed(kinds[topic], message.value())
-        count += 1
+        value = message.value()
+        if homes.belongs(value, p):
+            folds[p].feed(kinds[topic], value)
+            count += 1
 
     reader = changelog.reader(settings)
     try:

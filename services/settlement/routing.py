@@ -17,8 +17,10 @@ from schemas.codec import encode
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 from services.settings import Settings
 
-Message = tuple[str, int | None, bytes | None, bytes | None]
-"""topic, partition (None: the key's partition), key and value (None: a tombstone)."""
+Headers = list[tuple[str, str | bytes | None]]
+Message = tuple[str, int | None, bytes | None, bytes | None, Headers | None]
+"""topic, partition (None: the key's partition), key, value (None: a tombstone) and headers (a
+forwarded input's own; None for what croupier writes)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,9 +35,11 @@ class Topics:
     accepted: str
     state: str
     rejected_partitions: int
+    input_partitions: int
+    """Of `rounds` and of `bets` (co-partitioned): where a table's inputs belong depends on it."""
 
     @classmethod
-    def of(cls, s: Settings, rejected_partitions: int) -> Topics:
+    def of(cls, s: Settings, rejected_partitions: int, input_partitions: int) -> Topics:
         return cls(
             settlements=s.topic_settlements,
             refunds=s.topic_refunds,
@@ -45,6 +49,7 @@ class Topics:
             accepted=s.topic_accepted,
             state=s.topic_state,
             rejected_partitions=rejected_partitions,
+            input_partitions=input_partitions,
         )
 
 
@@ -52,16 +57,16 @@ def route(record: Record, topics: Topics, task: int, key: bytes | None) -> Messa
     """The message of one record of task `task`; `key` is the key of the input it came from."""
     match record:
         case Settlement():
-            return (topics.settlements, None, record.player_id.encode(), encode(record))
+            return (topics.settlements, None, record.player_id.encode(), encode(record), None)
         case Refund():
-            return (topics.refunds, None, record.player_id.encode(), encode(record))
+            return (topics.refunds, None, record.player_id.encode(), encode(record), None)
         case Adjustment():
-            return (topics.adjustments, None, record.player_id.encode(), encode(record))
+            return (topics.adjustments, None, record.player_id.encode(), encode(record), None)
         case Rejected():
             partition = None if key is not None else task % topics.rejected_partitions
-            return (topics.rejected, partition, key, encode(record))
+            return (topics.rejected, partition, key, encode(record), None)
         case TableStats():
-            return (topics.table_stats, None, record.table_id.encode(), encode(record))
+            return (topics.table_stats, None, record.table_id.encode(), encode(record), None)
         case _:
             assert_never(record)
 

@@ -193,15 +193,17 @@ class Transactions:
         theirs; the last of each known partition reports its offset (ends)."""
         produce = self.producer.produce
         last: dict[tuple[str, int], int] = {}
-        for n, (topic, partition, _, _) in enumerate(messages):
+        for n, (topic, partition, _, _, _) in enumerate(messages):
             if partition is not None:
                 last[(topic, partition)] = n
         marked = set(last.values())
         delivered = self._delivered
-        for n, (topic, partition, key, value) in enumerate(messages):
+        for n, (topic, partition, key, value, headers) in enumerate(messages):
             try:
                 if partition is None:
                     produce(topic, value, key)
+                elif headers is not None:  # a forwarded input (docs/CONTRACT.md, section 1a)
+                    produce(topic, value, key, partition, headers=headers)
                 elif n in marked:
                     produce(topic, value, key, partition, on_delivery=delivered)
                 else:

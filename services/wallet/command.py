@@ -77,6 +77,7 @@ def command(args: argparse.Namespace) -> int:
                     from_beginning=args.from_beginning,
                     stop=stop,
                     report=lambda p: print(_line(p), file=sys.stderr, flush=True),
+                    group=args.group,
                 )
             except LookupError as error:
                 print(f"wallet: {error}; create the topics with `croupier topics`", file=sys.stderr)

@@ -90,7 +90,9 @@ def section(r: Result) -> list[str]:
         *(row(f) for f in r.figures),
     ]
     if r.notes:
-        lines += ["", *(f"- {note}" for note in r.notes)]
+        lines.append("")
+        for note in r.notes:
+            lines += textwrap.wrap(f"- {note}", WIDTH, subsequent_indent="  ")
     return [*lines, ""]
 
 

@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,10 +239,19 @@ class Feeder:
     fold of `sent` is the fold of what the topics hold.
     """
 
-    def __init__(self, settings: Settings, messages: list[tuple[str, bytes]], rate: float) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        messages: list[tuple[str, bytes]],
+        rate: float,
+        place: Callable[[str, bytes], int | None] | None = None,
+    ) -> None:
+        """`place` gives a message's partition (None: its key's, murmur2), for a publisher that
+        uses another partitioner."""
         self.settings = settings
         self.messages = messages
         self.rate = rate
+        self.place = place
         self.producer = KafkaProducer(
             bootstrap_servers=settings.kafka_bootstrap,
             acks="all",
@@ -272,7 +281,8 @@ class Feeder:
 
     def _send(self, kind: str, raw: bytes, key: bytes | None = None) -> None:
         topic = self.settings.topic_rounds if kind == "rounds" else self.settings.topic_bets
-        future = self.producer.send(topic, value=raw, key=key or table_of(raw))
+        partition = None if self.place is None else self.place(kind, raw)
+        future = self.producer.send(topic, value=raw, key=key or table_of(raw), partition=partition)
         future.add_errback(lambda error: self.errors.append(repr(error)))
         self.sent.append((kind, raw))
 

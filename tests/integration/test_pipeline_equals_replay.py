@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import msgspec
@@ -9,11 +10,21 @@ from kafka import KafkaProducer  # type: ignore[import-untyped]
 
 from schemas.codec import encode
 from services.audit.reader import read_topic
+from services.audit.verify import audit
+from services.partitioner import crc32_partition, partition_of
 from services.security import clients
 from services.settings import Settings
 from services.settlement.fold import Fold
-from services.simulation.streams import Profile, Streams, generate
-from tests.kafka import create_topics, isolated_settings, publish, wait_caught_up, workers
+from services.simulation.streams import Profile, Streams, generate, interleave
+from tests.kafka import (
+    create_topics,
+    isolated_settings,
+    log_path,
+    publish,
+    table_of,
+    wait_caught_up,
+    workers,
+)
 
 
 def _replay(streams: Streams) -> tuple[Counter[bytes], dict[str, bytes]]:
@@ -103,3 +114,44 @@ def test_records_with_no_value_are_rejected_as_empty_and_stop_nothing(kafka: str
     assert all(b'"raw":""' in raw and b"empty message" in raw for raw in empty)
     assert records == expected + Counter(empty)
     assert stats == expected_stats
+
+
+def test_bets_published_with_librdkafkas_default_partitioner_are_forwarded_and_settled_once(
+    kafka: str,
+) -> None:
+    """Contract section 1a: a table's round events on their murmur2 partitions (the Java client's)
+    and its bets on their CRC32 partitions (librdkafka's default) settle as a replay does, and
+    `croupier verify` agrees; the workers say what the producer should change."""
+    partitions = 4
+    settings = isolated_settings(kafka, partitions=partitions)
+    create_topics(settings)
+    streams = generate(5, tables=16, rounds=6, profile=Profile(bets_per_round=(0, 20)))
+    topics = {"rounds": settings.topic_rounds, "bets": settings.topic_bets}
+    producer = KafkaProducer(
+        **clients.kafka_python(settings), acks="all", enable_idempotence=True, linger_ms=5
+    )
+    moved = 0
+    try:
+        for kind, raw in interleave(streams, random.Random(5)):
+            key = table_of(raw)
+            partition = None
+            if kind == "bets" and key is not None:
+                partition = crc32_partition(key, partitions)
+                moved += partition != partition_of(key, partitions)
+            producer.send(topics[kind], value=raw, key=key, partition=partition)
+        producer.flush()
+    finally:
+        producer.close()
+    assert moved > 100  # most tables' bets are on another partition than their rounds
+
+    with workers(settings, 2):
+        wait_caught_up(settings)
+    records, stats = _committed(settings)
+    expected, expected_stats = _replay(streams)
+    assert records == expected
+    assert stats == expected_stats
+    assert max(_ids(records).values()) == 1
+    verified = audit(settings)
+    assert verified.ok, verified.report
+    told = "".join(log_path(settings, f"worker-{n}").read_text() for n in range(2))
+    assert "partitioner=murmur2_random" in told and "croupier_misrouted_total" in told

@@ -16,6 +16,7 @@ from services.security import clients
 from services.settlement import group, rebalance, restore
 from services.settlement.fold import Fold
 from services.settlement.metrics import Metrics
+from services.settlement.misrouted import Homes
 from services.settlement.restore import Built, Task
 from services.settlement.store import Store
 from tests.kafka import create_topics, isolated_settings
@@ -31,6 +32,7 @@ def _engine(settings: Any) -> Any:
         blocked_at=0.0,
         metrics=Metrics(),
         keys=None,
+        homes=Homes(2),
         stopping=threading.Event(),
         settle=lambda: None,
     )
@@ -48,7 +50,9 @@ def test_a_task_built_after_its_partitions_were_paused_reads_its_input(
                 producer.produce(topic, f"{topic}-{p}-{n}".encode(), partition=p)
     producer.flush(30)
 
-    def built(_settings: Any, _consumer: Any, partitions: list[int], _keys: Any) -> Built:
+    def built(
+        _settings: Any, _consumer: Any, partitions: list[int], _keys: Any, _homes: Any
+    ) -> Built:
         ready = {
             p: Task(
                 partition=p,

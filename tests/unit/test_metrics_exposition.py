@@ -47,6 +47,11 @@ croupier_decisions_total{kind="settlement"} 30
 # TYPE croupier_rejections_total counter
 croupier_rejections_total{reason="duplicate_seq"} 1
 croupier_rejections_total{reason="malformed"} 3
+# HELP croupier_misrouted_total Inputs read from a partition other than their table's and forwarded there, by topic and the partition they were read from (their producer's partitioner is not Kafka's murmur2).
+# TYPE croupier_misrouted_total counter
+croupier_misrouted_total{topic="bets",partition="0"} 9
+croupier_misrouted_total{topic="bets",partition="2"} 4
+croupier_misrouted_total{topic="rounds",partition="2"} 1
 """
 
 READ_SIDE = """\
@@ -132,6 +137,7 @@ def _busy_worker() -> Metrics:
         commit_seconds=1.2345678,
         state_records=12,
         state_bytes=3456,
+        misrouted=Counter({("bets", 2): 4, ("rounds", 2): 1, ("bets", 0): 9}),
     )
 
 

@@ -54,9 +54,14 @@ def test_the_auditor_role_reads_every_topic_and_writes_none() -> None:
     assert not any(b.operation == "Write" for b in _of(Role.AUDITOR))
 
 
-def test_no_role_may_alter_the_cluster_or_any_group_but_croupiers() -> None:
+def test_no_role_may_alter_the_cluster_and_groups_are_croupiers_or_prefixed_by_their_role() -> None:
     assert not any(b.resource == "cluster" for b in bindings(S))
-    assert {b.principal for b in bindings(S) if b.resource == "group"} == {"User:croupier"}
+    groups = {(b.principal, b.name, b.pattern) for b in bindings(S) if b.resource == "group"}
+    assert groups == {
+        ("User:croupier", S.group_id, "literal"),
+        ("User:wallet", "wallet-", "prefix"),
+        ("User:auditor", "auditor-", "prefix"),
+    }
 
 
 def test_renamed_topics_and_ids_are_what_the_bindings_name() -> None:

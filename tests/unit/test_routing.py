@@ -20,6 +20,7 @@ TOPICS = Topics(
     accepted="j",
     state="z",
     rejected_partitions=3,
+    input_partitions=4,
 )
 
 
@@ -33,8 +34,8 @@ def _decisions() -> list[Settlement]:
 
 def test_a_settlement_is_keyed_by_its_player_and_partitioned_by_that_key() -> None:
     settlement = _decisions()[0]
-    topic, partition, key, value = route(settlement, TOPICS, 1, b"T1")
-    assert (topic, partition, key) == ("s", None, settlement.player_id.encode())
+    topic, partition, key, value, headers = route(settlement, TOPICS, 1, b"T1")
+    assert (topic, partition, key, headers) == ("s", None, settlement.player_id.encode(), None)
     assert value is not None and b'"settlement_id":"settlement:' in value
 
 

@@ -12,6 +12,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from services.settings import Settings
 from services.settlement import transaction
+from services.settlement.routing import Message as Out
 from services.settlement.transaction import Failed, Transactions
 
 built: list[Producer] = []
@@ -75,7 +76,7 @@ def _transactions() -> Transactions:
 
 
 OFFSETS = [TopicPartition("rounds", 0, 10), TopicPartition("bets", 0, 20)]
-MESSAGE = [("settlements", None, b"k", b"v")]
+MESSAGE: list[Out] = [("settlements", None, b"k", b"v", None)]
 
 
 def test_a_commit_sends_the_offsets_then_ends_the_transaction() -> None:
