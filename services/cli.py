@@ -24,12 +24,17 @@ def _table_keys(command: str, path: str | None) -> Any:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
     from services.settlement.fold import Fold
     from services.settlement.replay import lines, replay
 
+    if not archived.sources_given("replay", args):
+        return 2
     keys = _table_keys("replay", args.keys)
     if keys is None:
         return 2
+    if args.archive is not None:
+        return archived.replay(args, keys)
     fold = Fold(horizon=args.horizon, keys=keys)
     try:
         replay(lines(args.files), sys.stdout.buffer, fold, stats=args.stats)
@@ -42,11 +47,16 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
     from services.reports.command import main
 
+    if not archived.sources_given("report", args):
+        return 2
     keys = _table_keys("report", args.keys)
     if keys is None:
         return 2
+    if args.archive is not None:
+        return archived.report(args, keys)
     return main(args.files, args.format, args.horizon, keys)
 
 
@@ -113,9 +123,15 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
     from services.audit.console import run
     from services.settings import Settings
 
+    if not archived.sources_given("verify", args):
+        return 2
+    if args.archive is not None:
+        keys = _table_keys("verify", None)
+        return 2 if keys is None else archived.verify(args, keys)
     overrides = {"kafka_bootstrap": args.bootstrap} if args.bootstrap else {}
     settings = Settings(**overrides)
     return run(
@@ -209,6 +225,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per job."""
+    from services.archive.command import range_options, register
     from services.settlement.fold import DEFAULT_HORIZON
 
     top = argparse.ArgumentParser(prog="croupier", description=__doc__)
@@ -221,7 +238,7 @@ def parser() -> argparse.ArgumentParser:
         "the settlements, refunds, adjustments and rejections they produce as JSON Lines, "
         "exactly as the stream processors do.",
     )
-    replay.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
+    replay.add_argument("files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin")
     replay.add_argument("--stats", action="store_true", help="end with a table_stats per table")
     replay.add_argument(
         "--horizon",
@@ -235,6 +252,7 @@ def parser() -> argparse.ArgumentParser:
         help="table keys file: check the signatures of these tables' round events "
         "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
     )
+    range_options(replay)
     replay.set_defaults(run=_replay)
 
     report = commands.add_parser(
@@ -245,7 +263,7 @@ def parser() -> argparse.ArgumentParser:
         "actual RTP next to the PAR sheet's RTP of the same bets; and every correction and void "
         "with who authorised it. The very same fold as `croupier replay`.",
     )
-    report.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
+    report.add_argument("files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin")
     report.add_argument(
         "--format", choices=("text", "csv", "json"), default="text", help="output format"
     )
@@ -256,6 +274,7 @@ def parser() -> argparse.ArgumentParser:
         help="table keys file: check the signatures of these tables' round events "
         "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
     )
+    range_options(report)
     report.set_defaults(run=_report)
 
     par = commands.add_parser(
@@ -318,7 +337,9 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--limit", type=int, default=20, help="findings and pending bets listed")
     verify.add_argument("--timeout", type=float, default=900.0, help="seconds to read a topic")
     verify.add_argument("--quiet", action="store_true", help="no progress on standard error")
+    range_options(verify)
     verify.set_defaults(run=_verify)
+    register(commands)
 
     publish = commands.add_parser(
         "publish",

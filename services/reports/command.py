@@ -18,9 +18,12 @@ from services.signing.signature import NO_KEYS, TableKeys
 FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
 
 
-def build(source: Iterable[bytes], horizon: int, keys: TableKeys = NO_KEYS) -> Report:
-    """Fold every line and report on what the fold decided and the round events it accepted."""
-    fold = Fold(horizon=horizon, journal=True, keys=keys)
+def build(
+    source: Iterable[bytes], horizon: int, keys: TableKeys = NO_KEYS, fold: Fold | None = None
+) -> Report:
+    """Fold every line and report on what the fold decided and the round events it accepted
+    (`fold`: one that keeps its journal and has read what comes before, else a new one)."""
+    fold = Fold(horizon=horizon, journal=True, keys=keys) if fold is None else fold
     journal = fold.journal
     assert journal is not None
     report = Report()
