@@ -115,15 +115,14 @@ def replay(args: argparse.Namespace, keys: Any) -> int:
 
 
 def report(args: argparse.Namespace, keys: Any) -> int:
-    from services.reports.command import FORMATS, build
+    from services.reports.command import FORMATS
     from services.settlement.fold import Fold
 
     archive = opened("report", args)
     if archive is None:
         return REFUSED
-    fold = archive.warm(Fold(horizon=args.horizon, journal=True, keys=keys))
     try:
-        found = build(archive.inputs(), args.horizon, keys, fold=fold)
+        found = archive.report(Fold(horizon=args.horizon, journal=True, keys=keys))
     except Tampered as error:
         print(f"croupier report: archive refused: {error}", file=sys.stderr)
         return REFUSED

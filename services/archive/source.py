@@ -17,6 +17,8 @@ from schemas import journal
 from services.archive import lines
 from services.archive.check import Checked, check, content
 from services.archive.store import Storage, open_storage
+from services.reports.command import build
+from services.reports.figures import Report
 from services.settlement.fold import Fold
 
 
@@ -78,6 +80,14 @@ class Archive:
         if fold.journal is not None:
             fold.journal.clear()
         return fold
+
+    def report(self, fold: Fold) -> Report:
+        """The regulator's report of the range: the fold (keeping its journal) and the report
+        read the days before it first, the report keeping of them only what it knows of their
+        rounds (game, outcome, corrections counted), none of their figures."""
+        before = build(self.inputs(context=True), fold.horizon, fold=fold)
+        after = Report(games=before.games, outcomes=before.outcomes, numbers=before.numbers)
+        return build(self.inputs(), fold.horizon, fold=fold, report=after)
 
 
 def open_archive(where: str, start: str | None, to: str | None) -> Archive:

@@ -19,14 +19,20 @@ FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
 
 
 def build(
-    source: Iterable[bytes], horizon: int, keys: TableKeys = NO_KEYS, fold: Fold | None = None
+    source: Iterable[bytes],
+    horizon: int,
+    keys: TableKeys = NO_KEYS,
+    *,
+    fold: Fold | None = None,
+    report: Report | None = None,
 ) -> Report:
-    """Fold every line and report on what the fold decided and the round events it accepted
-    (`fold`: one that keeps its journal and has read what comes before, else a new one)."""
+    """Fold every line and report on what the fold decided and the round events it accepted;
+    given a fold (keeping its journal) and a report that have read what came before, go on from
+    them."""
     fold = Fold(horizon=horizon, journal=True, keys=keys) if fold is None else fold
     journal = fold.journal
     assert journal is not None
-    report = Report()
+    report = Report() if report is None else report
     records: list[Record] = []
     for raw in source:
         fold.feed(None, raw, records)
