@@ -337,7 +337,7 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--limit", type=int, default=20, help="findings and pending bets listed")
     verify.add_argument("--timeout", type=float, default=900.0, help="seconds to read a topic")
     verify.add_argument("--quiet", action="store_true", help="no progress on standard error")
-    range_options(verify)
+    range_options(verify, instead="the topics (no broker: its inputs folded against its decisions)")
     verify.set_defaults(run=_verify)
     register(commands)
 

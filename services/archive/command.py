@@ -55,12 +55,12 @@ def _day(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is no date (YYYY-MM-DD)") from error
 
 
-def range_options(command: argparse.ArgumentParser) -> None:
-    """--archive, --from and --to of a command that reads the inputs."""
+def range_options(command: argparse.ArgumentParser, instead: str = "FILE...") -> None:
+    """--archive, --from and --to of a command that reads the inputs (from `instead`)."""
     command.add_argument(
         "--archive",
         metavar="DIR",
-        help="read the archive `croupier archive` wrote instead of files (checked first)",
+        help=f"read the archive `croupier archive` wrote, checked first, instead of {instead}",
     )
     command.add_argument(
         "--from", dest="start", type=_day, metavar="DAY", help="first UTC day read of the archive"

@@ -15,7 +15,7 @@ from typing import Final
 import msgspec
 
 LEVEL: Final = 6
-"""gzip's compression level (docs/BENCHMARKS.md, "Archive files")."""
+"""gzip's compression level (docs/DECISIONS.md, "The archive")."""
 
 
 class Line(msgspec.Struct, frozen=True, kw_only=True):
