@@ -4,7 +4,9 @@ auditor's commands (replay, report, verify), which check the archive before they
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -96,59 +98,58 @@ def sources_given(command: str, args: argparse.Namespace) -> bool:
     return True
 
 
+def _on_archive(command: str, args: argparse.Namespace, work: Callable[[Archive], int]) -> int:
+    """Check the archive of --archive, then do the work on it; exit 2 (saying why) when the
+    archive is refused, before the work or during it (a file changed after the check)."""
+    archive = opened(command, args)
+    if archive is None:
+        return REFUSED
+    try:
+        return work(archive)
+    except Tampered as error:
+        print(f"croupier {command}: archive refused: {error}", file=sys.stderr)
+        return REFUSED
+
+
 def replay(args: argparse.Namespace, keys: Any) -> int:
     from services.settlement.fold import Fold
     from services.settlement.replay import replay as run
 
-    archive = opened("replay", args)
-    if archive is None:
-        return REFUSED
-    fold = archive.warm(Fold(horizon=args.horizon, keys=keys))
-    try:
-        run(archive.inputs(), sys.stdout.buffer, fold, stats=args.stats)
-    except Tampered as error:  # changed after the check
-        print(f"croupier replay: archive refused: {error}", file=sys.stderr)
-        return REFUSED
-    except BrokenPipeError:
+    def work(archive: Archive) -> int:
+        fold = archive.warm(Fold(horizon=args.horizon, keys=keys))
+        with contextlib.suppress(BrokenPipeError):  # `croupier replay --archive DIR | head`
+            run(archive.inputs(), sys.stdout.buffer, fold, stats=args.stats)
         return 0
-    return 0
+
+    return _on_archive("replay", args, work)
 
 
 def report(args: argparse.Namespace, keys: Any) -> int:
     from services.reports.command import FORMATS
     from services.settlement.fold import Fold
 
-    archive = opened("report", args)
-    if archive is None:
-        return REFUSED
-    try:
+    def work(archive: Archive) -> int:
         found = archive.report(Fold(horizon=args.horizon, journal=True, keys=keys))
-    except Tampered as error:
-        print(f"croupier report: archive refused: {error}", file=sys.stderr)
-        return REFUSED
-    sys.stdout.write(FORMATS[args.format](found))
-    return 0
+        sys.stdout.write(FORMATS[args.format](found))
+        return 0
+
+    return _on_archive("report", args, work)
 
 
 def verify(args: argparse.Namespace, keys: Any) -> int:
     from services.archive.audit import verify as check
     from services.settlement.fold import DEFAULT_HORIZON, Fold
 
-    archive = opened("verify", args)
-    if archive is None:
-        return REFUSED
-    try:
+    def work(archive: Archive) -> int:
         verdict = check(archive, Fold(horizon=DEFAULT_HORIZON, keys=keys), args.limit)
-    except Tampered as error:
-        print(f"croupier verify: archive refused: {error}", file=sys.stderr)
-        return REFUSED
-    if args.json:
-        sys.stdout.buffer.write(
-            msgspec.json.encode({"ok": verdict.ok, **msgspec.structs.asdict(verdict)}) + b"\n"
-        )
-    else:
-        sys.stdout.write(_text(verdict))
-    return 0 if verdict.ok else 1
+        if args.json:
+            summary = {"ok": verdict.ok, **msgspec.structs.asdict(verdict)}
+            sys.stdout.buffer.write(msgspec.json.encode(summary) + b"\n")
+        else:
+            sys.stdout.write(_text(verdict))
+        return 0 if verdict.ok else 1
+
+    return _on_archive("verify", args, work)
 
 
 def _text(verdict: Any) -> str:

@@ -16,10 +16,9 @@ from typing import Final, TextIO
 
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
-from schemas.codec import payload
 from services.archive.store import Storage
 from services.archive.writer import Writer
-from services.audit.reader import Message
+from services.audit.reader import Message, message
 from services.security import clients
 from services.security.denied import partitions as readable
 from services.settings import Settings
@@ -72,20 +71,7 @@ def archive(
                 polled = consumer.poll(timeout_ms=200, max_records=BATCH - len(batch))
                 for tp, records in polled.items():
                     role = tps[tp]
-                    batch.extend(
-                        (
-                            role,
-                            Message(
-                                topic=tp.topic,
-                                partition=tp.partition,
-                                offset=r.offset,
-                                key=r.key,
-                                value=payload(r.value),
-                                timestamp=r.timestamp,
-                            ),
-                        )
-                        for r in records
-                    )
+                    batch.extend((role, message(tp.topic, tp.partition, r)) for r in records)
                 if not polled and once and _reached(consumer, goal):
                     break
             ends = consumer.end_offsets(list(tps))

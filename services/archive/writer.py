@@ -80,9 +80,24 @@ class Writer:
         data = lines.compress(
             lines.line(m.partition, m.offset, m.timestamp, m.key, m.value) for m in messages
         )
-        first, last = messages[0].offset, messages[-1].offset
+        first = messages[0].offset
         name = f"{role}-{partition}-{first:012d}.jsonl.gz"
+        return self._put(
+            day, name, role, partition, (first, messages[-1].offset, len(messages)), data
+        )
+
+    def _put(
+        self,
+        day: str,
+        name: str,
+        role: str,
+        partition: int,
+        span: tuple[int, int, int],
+        data: bytes,
+    ) -> Entry:
+        """Write a data file; its entry (`span`: first offset, last offset, records)."""
         self.storage.put(f"days/{day}/{name}", data)
+        first, last, records = span
         return Entry(
             day=day,
             name=name,
@@ -90,7 +105,7 @@ class Writer:
             partition=partition,
             first=first,
             last=last,
-            records=len(messages),
+            records=records,
             sha256=digest(data),
         )
 
@@ -123,20 +138,8 @@ class Writer:
             by_partition[e.topic, e.partition].append(e)
         for (role, p), segments in sorted(by_partition.items()):
             data = b"".join(self.storage.get(e.path) for e in segments)
-            name = f"{role}-{p}.jsonl.gz"
-            self.storage.put(f"days/{day}/{name}", data)
-            merged.append(
-                Entry(
-                    day=day,
-                    name=name,
-                    topic=role,
-                    partition=p,
-                    first=segments[0].first,
-                    last=segments[-1].last,
-                    records=sum(e.records for e in segments),
-                    sha256=digest(data),
-                )
-            )
+            span = (segments[0].first, segments[-1].last, sum(e.records for e in segments))
+            merged.append(self._put(day, f"{role}-{p}.jsonl.gz", role, p, span, data))
         sha = self._manifest(Manifest(day=day, previous=previous, files=tuple(merged)))
         self.state = msgspec.structs.replace(
             state,
