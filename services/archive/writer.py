@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 import msgspec
 
@@ -33,6 +34,8 @@ from services.archive.manifest import (
 from services.archive.store import Storage
 from services.audit.reader import Message
 
+GATHER: Final = 32
+"""Segments of one partition's open day merged into one file."""
 Batch = Iterable[tuple[str, Message]]
 """Records read, each with its topic's role, in each partition's offset order."""
 
@@ -40,8 +43,9 @@ Batch = Iterable[tuple[str, Message]]
 class Writer:
     """The archive in a storage, opened for writing: recovered, orphans removed."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, gather: int = GATHER) -> None:
         self.storage = storage
+        self.gather = gather
         self.state = recover(storage)
 
     def position(self, role: str, partition: int) -> int | None:
@@ -67,21 +71,47 @@ class Writer:
             positions.setdefault(role, {})[p] = m.offset + 1
             last_days.setdefault(role, {})[p] = day
         added = [self._segment(day, role, p, ms) for (day, role, p), ms in sorted(groups.items())]
-        state = msgspec.structs.replace(
-            state, positions=positions, days=last_days, files=state.files + tuple(added)
-        )
+        files, gone = self._gather(state.files + tuple(added))
+        state = msgspec.structs.replace(state, positions=positions, days=last_days, files=files)
         if added:
             self.storage.put(OPEN, encode(state))
+        for e in gone:
+            self.storage.remove(e.path)
         self.state = state
         self._seal(caught)
         return sum(e.records for e in added)
+
+    def _gather(self, files: tuple[Entry, ...]) -> tuple[tuple[Entry, ...], list[Entry]]:
+        """The open days' files with every `gather` segments of a partition's day merged into
+        one file (so that a day of frequent commits is not a file a commit), and the segments
+        merged, to remove once the commit point names the merged file instead."""
+        small: dict[tuple[str, str, int], list[Entry]] = defaultdict(list)
+        for e in files:
+            if e.name == _segment_name(e.topic, e.partition, e.first):
+                small[e.day, e.topic, e.partition].append(e)
+        gone: list[Entry] = []
+        for (day, role, p), segments in sorted(small.items()):
+            if len(segments) >= self.gather:
+                segments.sort(key=lambda e: e.first)
+                first, last = segments[0].first, segments[-1].last
+                name = f"{role}-{p}-{first:012d}-{last:012d}.jsonl.gz"
+                merged = self._merge(day, name, role, p, segments)
+                files = (*(e for e in files if e not in segments), merged)
+                gone.extend(segments)
+        return files, gone
+
+    def _merge(self, day: str, name: str, role: str, p: int, segments: list[Entry]) -> Entry:
+        """One file of a partition's consecutive files of a day (gzip members concatenated)."""
+        data = b"".join(self.storage.get(e.path) for e in segments)
+        span = (segments[0].first, segments[-1].last, sum(e.records for e in segments))
+        return self._put(day, name, role, p, span, data)
 
     def _segment(self, day: str, role: str, partition: int, messages: list[Message]) -> Entry:
         data = lines.compress(
             lines.line(m.partition, m.offset, m.timestamp, m.key, m.value) for m in messages
         )
         first = messages[0].offset
-        name = f"{role}-{partition}-{first:012d}.jsonl.gz"
+        name = _segment_name(role, partition, first)
         return self._put(
             day, name, role, partition, (first, messages[-1].offset, len(messages)), data
         )
@@ -137,9 +167,7 @@ class Writer:
         for e in sorted(theirs, key=lambda e: (e.topic, e.partition, e.first)):
             by_partition[e.topic, e.partition].append(e)
         for (role, p), segments in sorted(by_partition.items()):
-            data = b"".join(self.storage.get(e.path) for e in segments)
-            span = (segments[0].first, segments[-1].last, sum(e.records for e in segments))
-            merged.append(self._put(day, f"{role}-{p}.jsonl.gz", role, p, span, data))
+            merged.append(self._merge(day, f"{role}-{p}.jsonl.gz", role, p, segments))
         sha = self._manifest(Manifest(day=day, previous=previous, files=tuple(merged)))
         self.state = msgspec.structs.replace(
             state,
@@ -155,6 +183,10 @@ class Writer:
         data = encode(manifest)
         self.storage.put(f"days/{manifest.day}/{MANIFEST}", data)
         return digest(data)
+
+
+def _segment_name(role: str, partition: int, first: int) -> str:
+    return f"{role}-{partition}-{first:012d}.jsonl.gz"
 
 
 def sealed_days(storage: Storage) -> list[str]:

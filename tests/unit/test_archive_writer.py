@@ -11,7 +11,7 @@ from services.archive import lines
 from services.archive.manifest import effective_day
 from services.archive.source import open_archive
 from services.archive.store import Directory
-from services.archive.writer import Writer
+from services.archive.writer import GATHER, Writer
 from services.audit.reader import Message
 from tests.unit import archived
 
@@ -112,6 +112,23 @@ def test_a_days_segments_are_merged_into_one_file_per_partition_when_it_is_seale
     assert [line.value for line in lines.read(merged)] == [b'{"n":%d}' % o for o in range(4)]
 
 
+def test_an_open_days_segments_are_gathered_into_one_file_every_gather_commits(
+    tmp_path: Path,
+) -> None:
+    writer = Writer(Directory(tmp_path))
+    for offset in range(GATHER + 3):
+        writer.commit([_m(0, offset, T0 + offset)], _everyone(False, 1))
+    names = sorted(p.name for p in tmp_path.glob("days/2025-11-30/*.gz"))
+    gathered = f"accepted-0-{0:012d}-{GATHER - 1:012d}.jsonl.gz"
+    assert names == [gathered] + [
+        f"accepted-0-{o:012d}.jsonl.gz" for o in range(GATHER, GATHER + 3)
+    ]
+    assert [e.name for e in writer.state.files] == names
+    assert [line.o for _, line in open_archive(str(tmp_path), None, None).records("accepted")] == (
+        list(range(GATHER + 3))
+    )
+
+
 class Crash(Exception):
     pass
 
@@ -119,19 +136,21 @@ class Crash(Exception):
 class Fragile(Directory):
     """A directory whose writes and removals fail from the n-th on (a process killed there);
     atomic by renaming as Directory, without its fsyncs (no power is lost here: the test is
-    quicker)."""
+    quicker). It logs what kind of write each one was."""
 
-    def __init__(self, root: Path, after: int) -> None:
+    def __init__(self, root: Path, after: int = 10**9) -> None:
         super().__init__(root)
         self.left = after
+        self.log: list[str] = []
 
-    def _tick(self) -> None:
+    def _tick(self, kind: str) -> None:
         self.left -= 1
         if self.left < 0:
             raise Crash
+        self.log.append(kind)
 
     def put(self, path: str, data: bytes) -> None:
-        self._tick()
+        self._tick(_kind(path))
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".{target.name}.tmp")
@@ -139,19 +158,26 @@ class Fragile(Directory):
         temporary.replace(target)
 
     def remove(self, path: str) -> None:
-        self._tick()
+        self._tick("remove")
         super().remove(path)
+
+
+def _kind(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    if name in ("open.json", "manifest.json"):
+        return name
+    return {1: "sealed day's file", 2: "segment", 3: "gathered segments"}[name.count("-")]
 
 
 def _run(root: Path, messages: list[tuple[str, Message]], storage: Directory) -> None:
     """Archive the messages as the service does: from the writer's positions, batch by batch."""
-    writer = Writer(storage)
+    writer = Writer(storage, gather=3)
     rest = [
         (role, m) for role, m in messages if m.offset >= (writer.position(role, m.partition) or 0)
     ]
-    for start in range(0, len(rest), 37):
-        batch = rest[start : start + 37]
-        writer.commit(batch, _everyone(start + 37 >= len(rest), 3))
+    for start in range(0, len(rest), 2):
+        batch = rest[start : start + 2]
+        writer.commit(batch, _everyone(start + 2 >= len(rest), 3))
 
 
 def test_every_record_is_archived_exactly_once_whichever_write_a_crash_interrupts(
@@ -162,18 +188,26 @@ def test_every_record_is_archived_exactly_once_whichever_write_a_crash_interrupt
         ((role, m) for role, ms in found.items() for m in ms), key=lambda rm: rm[1].timestamp
     )
     whole = {(role, m.partition, m.offset): m.value for role, m in messages}
-    counted = Fragile(tmp_path / "whole", 10**9)
+    counted = Fragile(tmp_path / "whole")
     _run(tmp_path / "whole", messages, counted)
-    writes = 10**9 - counted.left
-    assert writes > 20
-    attempts = 0
-    for after in range(writes):
+    by_kind: dict[str, list[int]] = {}
+    for n, kind in enumerate(counted.log):
+        by_kind.setdefault(kind, []).append(n)
+    assert set(by_kind) == {
+        "segment",
+        "gathered segments",
+        "open.json",
+        "sealed day's file",
+        "manifest.json",
+        "remove",
+    }
+    # the first few writes of each kind, and some spread over the run: a crash at each
+    crashes = sorted({n for ns in by_kind.values() for n in ns[:4] + ns[4::15]})
+    for after in crashes:
         root = tmp_path / f"crash-{after}"
-        try:
+        with pytest.raises(Crash):
             _run(root, messages, Fragile(root, after))
-        except Crash:
-            attempts += 1
-            _run(root, messages, Fragile(root, 10**9))  # restarted, no crash this time
+        _run(root, messages, Fragile(root))  # restarted, no crash this time
         archive = open_archive(str(root), None, None)
         got = [
             (role, line.p, line.o, line.value)
@@ -182,4 +216,3 @@ def test_every_record_is_archived_exactly_once_whichever_write_a_crash_interrupt
         ]
         assert len(got) == len(whole)
         assert {(r, p, o): v for r, p, o, v in got} == whole
-    assert attempts == writes
