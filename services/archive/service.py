@@ -21,6 +21,7 @@ from services.archive.writer import Writer
 from services.audit.reader import Message, message
 from services.security import clients
 from services.security.denied import partitions as readable
+from services.security.denied import reraise
 from services.settings import Settings
 
 BATCH: Final = 50_000
@@ -114,4 +115,22 @@ def main(where: str, *, once: bool, interval: float, bootstrap: str | None) -> i
         print(f"croupier archive: {error}", file=sys.stderr)
         return 2
     settings = Settings() if bootstrap is None else Settings(kafka_bootstrap=bootstrap)
-    return archive(settings, storage, once=once, interval=interval, out=sys.stderr)
+    try:
+        return archive(settings, storage, once=once, interval=interval, out=sys.stderr)
+    except LookupError as error:
+        print(
+            f"croupier archive: {error}; check --bootstrap and CROUPIER_TOPIC_ACCEPTED and "
+            "_REJECTED, or run `croupier topics`",
+            file=sys.stderr,
+        )
+        return 2
+    except OSError:
+        raise  # the archive's directory: the command's own handling names the file
+    except Exception as error:  # kafka-python raises its own errors for an unreachable cluster
+        reraise(error, settings, doing="archive", resource="topics", operation="Describe and Read")
+        print(
+            f"croupier archive: cannot read from Kafka at {settings.kafka_bootstrap} ({error!r}); "
+            "start it (`make kafka-up`) or pass --bootstrap / KAFKA_BOOTSTRAP",
+            file=sys.stderr,
+        )
+        return 1
