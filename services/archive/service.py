@@ -2,8 +2,8 @@
 
 It reads both topics with read_committed from the archive's own positions (never a consumer
 group's: the positions are committed with the data, docs/DESIGN.md, "The archive") and commits
-a batch every `interval` seconds, or sooner when it has read `BATCH` records. With `once` it
-stops when it has reached the ends the topics had when it started.
+a batch every `interval` seconds, or sooner when it has read `BATCH` records or `BATCH_BYTES`.
+With `once` it stops when it has reached the ends the topics had when it started.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from services.settings import Settings
 
 BATCH: Final = 50_000
 """Records committed at most at once."""
+BATCH_BYTES: Final = 64 * 1024 * 1024
+"""Bytes of values read before a commit, at most (plus the last poll's)."""
 
 
 def archive(
@@ -67,12 +69,19 @@ def archive(
         total = 0
         while not stopping:
             batch: list[tuple[str, Message]] = []
+            size = 0
             deadline = time.monotonic() + interval
-            while not stopping and time.monotonic() < deadline and len(batch) < BATCH:
+            while (
+                not stopping
+                and time.monotonic() < deadline
+                and len(batch) < BATCH
+                and size < BATCH_BYTES
+            ):
                 polled = consumer.poll(timeout_ms=200, max_records=BATCH - len(batch))
                 for tp, records in polled.items():
                     role = tps[tp]
                     batch.extend((role, message(tp.topic, tp.partition, r)) for r in records)
+                    size += sum(len(r.value or b"") for r in records)
                 if not polled and once and _reached(consumer, goal):
                     break
             ends = consumer.end_offsets(list(tps))
