@@ -59,12 +59,20 @@ def archive(
             for p in readable(consumer, settings, topic, doing="archive it")
         }
         consumer.assign(list(tps))
+        starts = consumer.beginning_offsets(list(tps))
         for tp, role in tps.items():
             at = writer.position(role, tp.partition)
             if at is None:
                 consumer.seek_to_beginning(tp)
             else:
-                consumer.seek(tp, at)
+                consumer.seek(tp, max(at, starts[tp]))
+            if starts[tp] > (at or 0):
+                print(
+                    f"archive: {role}[{tp.partition}]: offsets {at or 0} to {starts[tp] - 1} were "
+                    "deleted before they were archived (retention): the archive lacks them",
+                    file=out,
+                    flush=True,
+                )
         goal = consumer.end_offsets(list(tps))
         total = 0
         while not stopping:
@@ -84,11 +92,13 @@ def archive(
                     size += sum(len(r.value or b"") for r in records)
                 if not polled and once and _reached(consumer, goal):
                     break
+            read = {(role, tp.partition): consumer.position(tp) for tp, role in tps.items()}
             ends = consumer.end_offsets(list(tps))
             caught = {
-                (role, tp.partition): consumer.position(tp) >= ends[tp] for tp, role in tps.items()
+                (role, tp.partition): read[role, tp.partition] >= ends[tp]
+                for tp, role in tps.items()
             }
-            written = writer.commit(batch, caught)
+            written = writer.commit(batch, caught, read)
             total += written
             if written:
                 print(

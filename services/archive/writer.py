@@ -52,9 +52,16 @@ class Writer:
         """The next offset to archive of a partition; None before its first record."""
         return self.state.positions.get(role, {}).get(str(partition))
 
-    def commit(self, batch: Batch, caught: Mapping[tuple[str, int], bool]) -> int:
+    def commit(
+        self,
+        batch: Batch,
+        caught: Mapping[tuple[str, int], bool],
+        read: Mapping[tuple[str, int], int] | None = None,
+    ) -> int:
         """Archive the batch; then seal every day that all partitions have passed (`caught`:
-        every partition read, and whether it has reached its end). Returns records written."""
+        every partition read, and whether it has reached its end). `read`: where the consumer
+        stands in each partition after the batch (past transaction markers, which hold offsets
+        and no record). Returns records written."""
         state = self.state
         positions = {role: dict(by) for role, by in state.positions.items()}
         last_days = {role: dict(by) for role, by in state.days.items()}
@@ -70,10 +77,14 @@ class Writer:
             groups[day, role, m.partition].append(m)
             positions.setdefault(role, {})[p] = m.offset + 1
             last_days.setdefault(role, {})[p] = day
+        for (role, partition), at in (read or {}).items():
+            if at > positions.get(role, {}).get(str(partition), 0):
+                positions.setdefault(role, {})[str(partition)] = at
         added = [self._segment(day, role, p, ms) for (day, role, p), ms in sorted(groups.items())]
         files, gone = self._gather(state.files + tuple(added))
+        moved = positions != state.positions
         state = msgspec.structs.replace(state, positions=positions, days=last_days, files=files)
-        if added:
+        if added or moved:
             self.storage.put(OPEN, encode(state))
         for e in gone:
             self.storage.remove(e.path)

@@ -92,6 +92,11 @@ def test_a_settled_stream_archived_and_deleted_reports_as_the_stream_itself(
     assert done.returncode == 0, done.stderr
     _delete_everything(settings)
     assert list(read_topic(settings, settings.topic_accepted)) == []
+    again = _croupier(settings, "archive", str(archive), "--once")
+    assert again.returncode == 0 and b"archive: 0 records this run" in again.stderr
+    assert b"deleted before" not in again.stderr
+    late = _croupier(settings, "archive", str(tmp_path / "late"), "--once")
+    assert b"were deleted before they were archived (retention)" in late.stderr
 
     of_stream = _croupier(settings, "report", "--format", "json", str(stream))
     of_archive = _croupier(settings, "report", "--format", "json", "--archive", str(archive))

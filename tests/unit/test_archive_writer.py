@@ -129,6 +129,19 @@ def test_an_open_days_segments_are_gathered_into_one_file_every_gather_commits(
     )
 
 
+def test_the_position_moves_past_transaction_markers_the_consumer_read(tmp_path: Path) -> None:
+    writer = Writer(Directory(tmp_path))
+    writer.commit([_m(0, 0, T0)], _everyone(True, 1), {("accepted", 0): 2})  # 1: a marker
+    assert writer.position("accepted", 0) == 2
+    writer.commit([], _everyone(True, 1), {("accepted", 0): 4})  # an aborted batch and marker
+    assert Writer(Directory(tmp_path)).position("accepted", 0) == 4  # committed, restarted
+    writer.commit([_m(0, 0, T0)], _everyone(True, 1), {("accepted", 0): 1})  # never backwards
+    assert writer.position("accepted", 0) == 4
+    assert [line.o for _, line in open_archive(str(tmp_path), None, None).records("accepted")] == [
+        0
+    ]
+
+
 class Crash(Exception):
     pass
 
