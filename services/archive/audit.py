@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
 from itertools import chain
+from typing import assert_never
 
 import msgspec
 
@@ -69,6 +70,8 @@ def verify(archive: Archive, fold: Fold, limit: int = 20) -> Verdict:
                     verdict.rejected_by_fold += counted
                 case TableStats():
                     pass
+                case _:
+                    assert_never(record)
         out.clear()
         queue = waiting[partition]
         for raw in parts.decisions:
