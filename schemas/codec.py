@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from schemas.events import BET_TYPES, ROUND_TYPES, AnyEvent, BetPlaced, RoundEvent
+from schemas.events import BET_TYPES, NUL_TEXT, ROUND_TYPES, AnyEvent, BetPlaced, RoundEvent
 from schemas.records import Record, Rejected, RejectReason
 
 Topic = Literal["rounds", "bets"]
@@ -54,7 +54,7 @@ def nul_field(raw: bytes, event: Any) -> Invalid | None:
         return None
     return Invalid(
         reason="invalid_field",
-        detail=f"{where}: contains U+0000 (NUL), which no text of an event may hold",
+        detail=f"{where}: {NUL_TEXT}",
     )
 
 

@@ -3,6 +3,7 @@ section 3)."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from itertools import product
 from string import ascii_uppercase
@@ -18,6 +19,8 @@ RFC3339: Final = (
 NO_NUL: Final = {"pattern": r"^[^\u0000]*$"}
 """What a text of an event may not hold, for the JSON Schemas: U+0000 (NUL). The decoders check it
 with a byte search where an input enters (schemas.codec.nul_field), not with this pattern."""
+NUL_TEXT: Final = "contains U+0000 (NUL), which no text of an event may hold"
+"""Why a text holding U+0000 (NUL) is refused, after the field's name."""
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256, extra_json_schema=NO_NUL)]
 Timestamp = Annotated[str, msgspec.Meta(pattern=RFC3339)]
 Instant = Annotated[datetime, msgspec.Meta(tz=True)]
@@ -39,6 +42,30 @@ if TYPE_CHECKING:
 else:  # every three-capital-letter code, checked by msgspec in C (a pattern costs 1 us a bet)
     Currency = Literal[tuple(map("".join, product(ascii_uppercase, repeat=3)))]
 Reason = Annotated[str, msgspec.Meta(max_length=4096, extra_json_schema=NO_NUL)]
+UNPRINTABLE: Final = (
+    r"\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+    r"\ufeff\ufff9-\ufffb"
+)
+"""What a staff or equipment id may not hold (docs/DECISIONS.md, "Dealer and shaker ids"): the
+control characters, the line and paragraph separators, and the invisible formatting characters
+(soft hyphen, zero-width spaces and joiners, direction marks and overrides, word joiner and
+invisible operators, byte order mark, interlinear annotation). A fixed set, so that every version
+of croupier and every language's JSON Schema validator agree on what is printable."""
+_UNPRINTABLE: Final = re.compile(f"[{UNPRINTABLE}]")
+StaffId = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=64,
+        extra_json_schema={
+            "pattern": f"^[^{UNPRINTABLE}]*$",
+            "description": "1 to 64 printable characters: no control, line or paragraph "
+            "separator, or invisible formatting character (docs/CONTRACT.md#round-events-topic-"
+            "rounds, contract 1.2).",
+        },
+    ),
+]
+"""`dealer_id`, `shaker_id` (contract 1.2): who dealt the round, and with which shaker."""
 Signature = Annotated[
     Any,
     msgspec.Meta(
@@ -71,10 +98,19 @@ class RoundEventBase(Event, frozen=True, kw_only=True):
         _calendar_date(self.at)
 
 
-class RoundOpened(RoundEventBase, frozen=True, kw_only=True, tag="round.opened"):
-    """The betting period of a round starts."""
+class RoundOpened(
+    RoundEventBase, frozen=True, kw_only=True, tag="round.opened", omit_defaults=True
+):
+    """The betting period of a round starts; optionally (contract 1.2) with the dealer on duty
+    and the shaker (bowl or dice set) in use, the scopes of the outcome integrity tests."""
 
     game: GameName
+    dealer_id: StaffId | None = None
+    shaker_id: StaffId | None = None
+
+    def __post_init__(self) -> None:
+        _calendar_date(self.at)
+        check_staff(self.dealer_id, self.shaker_id)
 
 
 class BettingClosed(RoundEventBase, frozen=True, kw_only=True, tag="round.betting_closed"):
@@ -206,6 +242,26 @@ def _calendar_date(at: str) -> None:
         date(int(at[0:4]), int(at[5:7]), int(at[8:10]))
     except ValueError:
         raise ValueError(f"at: {at[:10]!r} is not a calendar date") from None
+
+
+def check_staff(dealer_id: str | None, shaker_id: str | None) -> None:
+    """Raise ValueError naming the first of `dealer_id` and `shaker_id` that is given but not 1
+    to 64 printable characters. (Decoding checks the length before, in msgspec's own words; a
+    Struct built in Python is checked for it here.)"""
+    for name, value in (("dealer_id", dealer_id), ("shaker_id", shaker_id)):
+        if value is None:
+            continue
+        if "\x00" in value:  # as any text of an event: named the same way (codec.nul_field)
+            raise ValueError(f"{name}: {NUL_TEXT}")
+        if not 1 <= len(value) <= 64:
+            raise ValueError(f"{name}: expected 1 to 64 printable characters, got {len(value)}")
+        found = _UNPRINTABLE.search(value)
+        if found is not None:
+            raise ValueError(
+                f"{name}: expected 1 to 64 printable characters, found "
+                f"U+{ord(found.group()):04X} at character {found.start() + 1} (a control, "
+                "separator or invisible formatting character)"
+            )
 
 
 def type_of(event: Event) -> str:

@@ -60,6 +60,40 @@ def _report(args: argparse.Namespace) -> int:
     return main(args.files, args.format, args.horizon, keys)
 
 
+def _integrity(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
+    from services.statistics.command import main
+    from services.statistics.integrity import MIN_ROUNDS, Thresholds
+
+    if not archived.sources_given("integrity", args):
+        return 2
+    if args.window < MIN_ROUNDS:
+        print(
+            f"croupier integrity: --window {args.window}: at least {MIN_ROUNDS}, the fewest "
+            "rounds a test runs on",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        thresholds = Thresholds(alarm=args.alarm, watch=args.watch)
+    except ValueError as error:
+        print(f"croupier integrity: {error}", file=sys.stderr)
+        return 2
+    keys = _table_keys("integrity", args.keys)
+    if keys is None:
+        return 2
+    if args.archive is not None:
+        return archived.integrity(args, keys, thresholds)
+    return main(
+        args.files,
+        window=args.window,
+        thresholds=thresholds,
+        as_lines=args.json,
+        horizon=args.horizon,
+        keys=keys,
+    )
+
+
 def _par(args: argparse.Namespace) -> int:
     from services.games import par
 
@@ -223,10 +257,21 @@ def _run(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def _keys_option(command: argparse.ArgumentParser) -> None:
+    """--keys of the commands that run the fold on files, as the workers would."""
+    command.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="table keys file: check the signatures of these tables' round events "
+        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per job."""
     from services.archive.command import range_options, register
     from services.settlement.fold import DEFAULT_HORIZON
+    from services.statistics.integrity import ALARM, WATCH, WINDOW
 
     top = argparse.ArgumentParser(prog="croupier", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -246,12 +291,7 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_HORIZON,
         help=f"decided rounds per table kept to recognise redeliveries (default {DEFAULT_HORIZON})",
     )
-    replay.add_argument(
-        "--keys",
-        metavar="FILE",
-        help="table keys file: check the signatures of these tables' round events "
-        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
-    )
+    _keys_option(replay)
     range_options(replay)
     replay.set_defaults(run=_replay)
 
@@ -268,14 +308,48 @@ def parser() -> argparse.ArgumentParser:
         "--format", choices=("text", "csv", "json"), default="text", help="output format"
     )
     report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
-    report.add_argument(
-        "--keys",
-        metavar="FILE",
-        help="table keys file: check the signatures of these tables' round events "
-        "(default: CROUPIER_TABLE_KEYS_FILE; unset: no table signs)",
-    )
+    _keys_option(report)
     range_options(report)
     report.set_defaults(run=_report)
+
+    integrity = commands.add_parser(
+        "integrity",
+        help="outcome integrity: each table's, dealer's and shaker's outcomes against the fair "
+        "distribution (chi-square)",
+        description="Fold the replay's input files as `croupier replay` does and test each "
+        "table's, dealer's and shaker's last counted rounds of each game against the fair "
+        "distribution: faces and totals of the dice (sicbo, thai-hilo), the number of red discs "
+        "(xocdia), Pearson's chi-square. One line per scope and test, verdict too_few (under 100 "
+        "rounds), alarm, watch or ok.",
+    )
+    integrity.add_argument(
+        "files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin"
+    )
+    integrity.add_argument(
+        "--window",
+        type=int,
+        default=WINDOW,
+        help=f"the last N counted rounds of each scope are tested (default {WINDOW})",
+    )
+    integrity.add_argument(
+        "--alarm",
+        type=float,
+        default=ALARM,
+        help=f"a p-value below this raises the alarm (default {ALARM:g})",
+    )
+    integrity.add_argument(
+        "--watch",
+        type=float,
+        default=WATCH,
+        help=f"a p-value below this (and not below --alarm) is a watch (default {WATCH:g})",
+    )
+    integrity.add_argument(
+        "--json", action="store_true", help="JSON Lines, one object per scope and test"
+    )
+    integrity.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
+    _keys_option(integrity)
+    range_options(integrity)
+    integrity.set_defaults(run=_integrity)
 
     par = commands.add_parser(
         "par",
@@ -391,6 +465,15 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEYS_FILE",
         help="every table signs its money-moving round events with a test key derived from the "
         "seed and the table (reproducible, not secret); their public keys go to KEYS_FILE",
+    )
+    simulate.add_argument(
+        "--loaded",
+        action="append",
+        default=[],
+        metavar="SCOPE:ID",
+        help="a table, dealer or shaker whose rounds fall unfairly (dice biased toward 6, discs "
+        "toward red), to show `croupier integrity`'s alarm: table:SB-01, dealer:D03, "
+        "shaker:XD-01-S2 (repeatable)",
     )
     simulate.set_defaults(run=_simulate)
 

@@ -1,5 +1,6 @@
 """The archive's command line: `croupier archive DIR`, and `--archive DIR --from --to` of the
-auditor's commands (replay, report, verify), which check the archive before they read it."""
+auditor's commands (replay, report, integrity, verify), which check the archive before reading
+it."""
 
 from __future__ import annotations
 
@@ -150,6 +151,31 @@ def verify(args: argparse.Namespace, keys: Any) -> int:
         return 0 if verdict.ok else 1
 
     return _on_archive("verify", args, work)
+
+
+def integrity(args: argparse.Namespace, keys: Any, thresholds: Any) -> int:
+    """The outcome integrity tests of the rounds whose result the range's journals hold (the
+    days before it folded for context: a round opened the day before counts with its dealer)."""
+    from services.settlement.fold import Fold
+    from services.settlement.replay import journaled
+    from services.statistics.command import show
+    from services.statistics.counted import Counted
+    from services.statistics.integrity import evaluate
+
+    def work(archive: Archive) -> int:
+        found = Counted()
+        fold = Fold(horizon=args.horizon, journal=True, keys=keys)
+        for inputs, _ in journaled(archive.inputs(context=True), fold):
+            for event, _ in inputs:
+                found.accept(event)
+        before = {(r.table_id, r.round_id): r.at for r in found.rounds()}
+        for inputs, _ in journaled(archive.inputs(), fold):
+            for event, _ in inputs:
+                found.accept(event)
+        rounds = [r for r in found.rounds() if before.get((r.table_id, r.round_id)) != r.at]
+        return show(evaluate(rounds, args.window, thresholds), as_lines=args.json, out=sys.stdout)
+
+    return _on_archive("integrity", args, work)
 
 
 def _text(verdict: Any) -> str:

@@ -33,6 +33,7 @@ class Judgement:
     waiting: list[BetPlaced]
     waiting_unchecked: int
     events: int
+    """The inputs judged: each forwarded input once (its copy)."""
     newest: datetime | None
 
 
@@ -54,6 +55,7 @@ def judge(
     fold = Fold(horizon=horizon, keys=keys)
     partitions = len(spans.get("rounds", ()))
     homes = Homes(partitions) if partitions else None
+    forwarded = 0
     records: list[Record] = []
     newest: datetime | None = None
     for kind in ("rounds", "bets"):
@@ -61,6 +63,7 @@ def judge(
             if message.kind != kind:
                 continue
             if homes is not None and not homes.belongs(message.value, message.partition):
+                forwarded += 1
                 continue
             out = fold.feed(kind, message.value)
             records.extend(out)
@@ -77,7 +80,7 @@ def judge(
         report=compare(outputs(records, boards), found, scope),
         waiting=checkable,
         waiting_unchecked=len(waiting) - len(checkable),
-        events=len(kept),
+        events=len(kept) - forwarded,
         newest=newest,
     )
 

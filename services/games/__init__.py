@@ -4,8 +4,8 @@ credit it with `pay` (odds) or `payout` (a verdict); `par` has the probability a
 from .model import Dice, Discs, Odds, Outcome, Pick, Verdict, Wager, pay, payout
 from .outcomes import GAMES, outcomes
 from .paytable import odds_board, verdict, wager, wagers
-from .report import render_json, render_text
 from .sheet import ParSheet, par_sheet
+from .sheet_render import render_json, render_text
 
 __all__ = [
     "GAMES",

@@ -4,8 +4,8 @@ import argparse
 import sys
 
 from .outcomes import GAMES
-from .report import render_json, render_text
 from .sheet import ParSheet, par_sheet
+from .sheet_render import render_json, render_text
 
 __all__ = ["ParSheet", "main", "par_sheet", "render_json", "render_text"]
 

@@ -1,52 +1,34 @@
 """The API's answers built from database rows (pure): a bet, a round's recall, its totals, a table.
 
-The shapes are those of the pydantic models in `models.py` (the OpenAPI document); the answers are
-plain dicts encoded by msgspec, since a recall of 10,000 bets must answer in milliseconds.
+Each is a Struct of `models.py`, the one definition of the answers and of their OpenAPI schemas,
+built positionally (a recall of 10,000 bets must answer in milliseconds) and encoded by msgspec.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, assert_never
 from urllib.parse import quote
 
 import msgspec
 
+from services.history.models import (
+    AdjustmentOut,
+    BetOut,
+    RoundOut,
+    StatRoundOut,
+    StepOut,
+    TableOut,
+    TotalsOut,
+)
 from services.history.schema import BetRow
 
-Answer = dict[str, Any]
 _JSON: Final = msgspec.json.Decoder()
-_STEP_FIELDS: Final = (
-    "type",
-    "event_id",
-    "at",
-    "game",
-    "last_seq",
-    "reason",
-    "dice",
-    "discs",
-    "authorized_by",
-    "previous_dice",
-    "previous_discs",
-)
-ADJUSTMENT_COLUMNS: Final = (
-    "bet_id",
-    "adjustment_id",
-    "n",
-    "cause",
-    "result",
-    "previous_payout",
-    "payout",
-    "delta",
-    "dice",
-    "discs",
-    "reason",
-    "authorized_by",
-    "at",
-)
-"""The columns of `adjustments` an adjustment's answer needs, in this order in every query."""
-BET_COLUMNS: Final = BetRow.__struct_fields__
-"""The columns of `bets` a bet's answer is read from (a `BetRow`), in this order in every query."""
+_STEP: Final = msgspec.json.Decoder(StepOut)
+_BOARD: Final = msgspec.json.Decoder(dict[str, Any])
+ADJUSTMENT_COLUMNS: Final = ("bet_id", *AdjustmentOut.__struct_fields__)
+"""The columns of `adjustments` an adjustment's answer needs (its bet, then its fields, named as
+the columns), in this order in every query."""
 
 
 _DECODED: dict[str, Any] = {}
@@ -65,23 +47,13 @@ def decoded(text: str | None) -> Any:
     return found
 
 
-def adjustment(row: Sequence[Any]) -> Answer:
-    """An adjustment as `AdjustmentOut`, from an `adjustments` row (ADJUSTMENT_COLUMNS)."""
+def adjustment(row: Sequence[Any]) -> AdjustmentOut:
+    """An adjustment, from an `adjustments` row (ADJUSTMENT_COLUMNS)."""
     _, adjustment_id, n, cause, result, previous, payout, delta, dice, discs, reason, by, at = row
-    return {
-        "adjustment_id": adjustment_id,
-        "n": n,
-        "cause": cause,
-        "result": result,
-        "previous_payout": previous,
-        "payout": payout,
-        "delta": delta,
-        "dice": decoded(dice),
-        "discs": decoded(discs),
-        "reason": reason,
-        "authorized_by": by,
-        "at": at,
-    }
+    return AdjustmentOut(
+        adjustment_id, n, cause, result, previous, payout, delta, decoded(dice), decoded(discs),
+        reason, by, at,
+    )  # fmt: skip
 
 
 def bet(
@@ -90,74 +62,59 @@ def bet(
     game: str | None,
     dice: Any,
     discs: Any,
-    adjustments: Sequence[Answer] = (),
-) -> Answer:
-    """A bet as `BetOut`, from its row, its round's state and its adjustments in correction
-    order."""
+    adjustments: Sequence[AdjustmentOut] = (),
+) -> BetOut:
+    """A bet, from its row, its round's state and its adjustments in correction order."""
     settled = row.status == "settled"
-    return {
-        "bet_id": row.bet_id,
-        "player_id": row.player_id,
-        "table_id": row.table_id,
-        "round_id": row.round_id,
-        "game": row.game if settled else game,
-        "seq": row.seq if row.placed_at is not None else None,
-        "kind": row.kind,
-        "pick": decoded(row.pick),
-        "stake": row.stake,
-        "currency": row.currency,
-        "placed_at": row.placed_at,
-        "status": row.status,
-        "result": row.result,
-        "payout": row.payout,
-        "adjustments": list(adjustments),
-        "net_payout": adjustments[-1]["payout"] if adjustments else row.payout,
-        "refund_reason": row.refund_reason,
-        "decided_at": row.decided_at,
-        "decision_id": row.decision_id,
-        "round_status": phase or "unopened",
-        "dice": decoded(row.dice) if settled else dice,
-        "discs": decoded(row.discs) if settled else discs,
-    }
+    return BetOut(
+        row.bet_id, row.player_id, row.table_id, row.round_id, row.game if settled else game,
+        row.seq if row.placed_at is not None else None, row.kind, decoded(row.pick), row.stake,
+        row.currency, row.placed_at, row.status, row.result, row.payout,  # type: ignore[arg-type]
+        list(adjustments), adjustments[-1].payout if adjustments else row.payout,
+        row.refund_reason, row.decided_at, row.decision_id,  # type: ignore[arg-type]
+        phase or "unopened",  # type: ignore[arg-type]
+        decoded(row.dice) if settled else dice, decoded(row.discs) if settled else discs,
+    )  # fmt: skip
 
 
-def step(text: str) -> Answer:
-    """An accepted round event of a timeline as `StepOut` (every field, null where absent)."""
-    value = _JSON.decode(text)
-    return {name: value.get(name) for name in _STEP_FIELDS}
+def step(text: str) -> StepOut:
+    """An accepted round event of a timeline (every field, null where absent)."""
+    return _STEP.decode(text)
 
 
-def totals(bets: Sequence[Answer]) -> list[Answer]:
+def totals(bets: Sequence[BetOut]) -> list[TotalsOut]:
     """A round's money per currency, in currency order; ggr = stakes - payouts over settled
     bets, each paying its net payout (adjustments included)."""
     sums: dict[str, list[int]] = {}
     for b in bets:
-        row = sums.setdefault(b["currency"], [0] * 8)
+        row = sums.setdefault(b.currency, [0] * 8)
         row[0] += 1
-        match b["status"]:
+        match b.status:
             case "settled":
                 row[1] += 1
-                row[4] += b["stake"]
-                row[5] += b["net_payout"]
+                row[4] += b.stake
+                row[5] += b.net_payout or 0
             case "refunded":
                 row[2] += 1
-                row[6] += b["stake"]
-            case _:
+                row[6] += b.stake
+            case "pending":
                 row[3] += 1
-                row[7] += b["stake"]
+                row[7] += b.stake
+            case other:
+                assert_never(other)
     return [
-        {
-            "currency": currency,
-            "bets": n,
-            "settled": settled,
-            "refunded": refunded,
-            "pending": pending,
-            "stakes": stakes,
-            "payouts": payouts,
-            "ggr": stakes - payouts,
-            "refunds": refunds,
-            "pending_stakes": pending_stakes,
-        }
+        TotalsOut(
+            currency,
+            n,
+            settled,
+            refunded,
+            pending,
+            stakes,
+            payouts,
+            stakes - payouts,
+            refunds,
+            pending_stakes,
+        )
         for currency, (
             n,
             settled,
@@ -175,9 +132,9 @@ def recall(
     rnd: Sequence[Any],
     steps: Sequence[str],
     rows: Sequence[BetRow],
-    adjusted: dict[str, list[Answer]] | None = None,
-) -> Answer:
-    """A round as `RoundOut`: its row (table, round, game, phase, suspensions, reshakes,
+    adjusted: dict[str, list[AdjustmentOut]] | None = None,
+) -> RoundOut:
+    """A round's recall: its row (table, round, game, phase, suspensions, reshakes,
     last_seq, dice, discs, cancel_reason), its steps, its bets' rows in (seq, bet_id) order and
     their adjustments by bet; the bets placed first, then those only a decision tells."""
     table_id, round_id, game, phase, suspensions, reshakes, last_seq, dice, discs, cancel = rnd
@@ -191,34 +148,17 @@ def recall(
         bet(row, phase, game, shown_dice, shown_discs, found.get(row.bet_id, ()))
         for row in placed + unplaced
     ]
-    return {
-        "table_id": table_id,
-        "round_id": round_id,
-        "game": game,
-        "status": phase,
-        "suspended": suspensions > 0,
-        "reshakes": reshakes,
-        "last_seq": last_seq,
-        "dice": dice,
-        "discs": discs,
-        "cancel_reason": cancel,
-        "timeline": [step(text) for text in steps],
-        "bets": bets,
-        "totals": totals(bets),
-    }
+    return RoundOut(
+        table_id, round_id, game, phase, suspensions > 0, reshakes, last_seq, dice, discs, cancel,
+        [step(text) for text in steps], bets, totals(bets),
+    )  # fmt: skip
 
 
-def table(table_id: str, game: str | None, stats: str | None) -> Answer:
-    """A table as `TableOut`: its game, its last result and its pages' links."""
+def table(table_id: str, game: str | None, stats: str | None) -> TableOut:
+    """A table: its game, its last result and its pages' links."""
     last = None
     if stats is not None:
-        rounds = _JSON.decode(stats).get("rounds") or []
-        last = rounds[0] if rounds else None
+        rounds = _BOARD.decode(stats).get("rounds") or []
+        last = msgspec.convert(rounds[0], StatRoundOut) if rounds else None
     path = quote(table_id, safe="")
-    return {
-        "table_id": table_id,
-        "game": game,
-        "last_result": last,
-        "board": f"/tables/{path}",
-        "stats": f"/tables/{path}/stats",
-    }
+    return TableOut(table_id, game, last, f"/tables/{path}", f"/tables/{path}/stats")

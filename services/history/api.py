@@ -8,15 +8,15 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 from aiohttp import web
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from services.history.guard import TokenChecks, guard
 from services.history.index import index_page
-from services.history.models import BetsQuery, ErrorOut
+from services.history.models import Answer, BetsQuery, ErrorOut, HealthOut, TablesOut
 from services.history.openapi import document
 from services.history.paging import BadCursor, decode_cursor
 from services.history.queries import Reads, health_counts
@@ -36,14 +36,9 @@ _ENCODE: Final = msgspec.json.encode
 _ERRORS: Final = {404: "not_found", 405: "method_not_allowed", 422: "invalid_parameters"}
 
 
-def _json(model: BaseModel, *, status: int = 200, exclude_none: bool = False) -> web.Response:
-    body = model.model_dump_json(exclude_none=exclude_none).encode()
-    return web.Response(body=body, status=status, content_type="application/json")
-
-
 def _problem(status: int, detail: str, problems: list[str] | None = None) -> web.Response:
     error = ErrorOut(error=_ERRORS.get(status, "internal"), detail=detail, problems=problems or [])
-    return _json(error, status=status)
+    return _answer(error, status=status)
 
 
 class _Invalid(Exception):
@@ -87,7 +82,7 @@ def _valid_id(name: str, value: str) -> str:
     return value
 
 
-def _answer(answer: object, *, status: int = 200) -> web.Response:
+def _answer(answer: Answer, *, status: int = 200) -> web.Response:
     return web.Response(body=_ENCODE(answer), status=status, content_type="application/json")
 
 
@@ -151,7 +146,7 @@ async def report(request: web.Request) -> web.Response:
 
 
 async def tables(request: web.Request) -> web.Response:
-    return _answer({"tables": await asyncio.to_thread(request.app[READS].tables)})
+    return _answer(TablesOut(await asyncio.to_thread(request.app[READS].tables)))
 
 
 async def index(request: web.Request) -> web.Response:
@@ -173,10 +168,9 @@ async def board(request: web.Request) -> web.Response:
 
 async def health(request: web.Request) -> web.Response:
     lag = await request.app[LAG]()
-    counts = await asyncio.to_thread(health_counts, request.app[READS])
-    return _answer(
-        {"status": "starting" if lag is None else "ok", "caught_up": lag == 0, "lag": lag, **counts}
-    )
+    pending, players, rounds, boards = await asyncio.to_thread(health_counts, request.app[READS])
+    status: Literal["ok", "starting"] = "starting" if lag is None else "ok"
+    return _answer(HealthOut(status, lag == 0, lag, pending, players, rounds, boards))
 
 
 async def metrics(request: web.Request) -> web.Response:

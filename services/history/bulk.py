@@ -1,11 +1,11 @@
-"""Many rows into a table fast, the same statements on PostgreSQL and SQLite.
+"""Many rows into a table fast: the staging tables, and rows encoded for PostgreSQL's COPY.
 
 On PostgreSQL rows go in by binary COPY (psycopg 3), which takes tens of thousands of rows a
 second where one INSERT per row, or a thousand-row VALUES list, takes a few thousand here
 (measured: psycopg's parameter parsing of big statements dominated). On SQLite the standard
-library's executemany is already a loop in C. Upserts stage the rows in a temporary table and
-merge them with one `INSERT ... SELECT ... ON CONFLICT`, which SQLAlchemy writes for both
-dialects.
+library's executemany is already a loop in C (each database's way is its adapter's:
+`store.dialects`). Upserts stage the rows in a temporary table and merge them with one
+`INSERT ... SELECT ... ON CONFLICT`, which SQLAlchemy writes for both dialects.
 """
 
 from __future__ import annotations
@@ -14,16 +14,15 @@ import contextlib
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import msgspec
 import psycopg
 from psycopg import pq
 from psycopg._copy_base import format_row_binary  # psycopg's own binary COPY encoder (C)
 from psycopg.adapt import Transformer
-from sqlalchemy import BigInteger, Column, Connection, Engine, MetaData, Table, delete
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.schema import CreateTable
+from sqlalchemy import BigInteger, Column, Connection, MetaData, Table
+from sqlalchemy.dialects import postgresql
 
 from services.history import schema
 
@@ -63,24 +62,12 @@ STAGE_PLAYERS: Final = _staging(
 )
 
 
-def insert_of(db: Connection) -> Any:
-    """The dialect's INSERT, with `on_conflict_do_update` / `on_conflict_do_nothing`."""
-    return postgresql.insert if db.dialect.name == "postgresql" else sqlite.insert
-
-
 def values(rows: Rows) -> Sequence[Sequence[Any]]:
     """The rows as sequences of their values: an `array_like` Struct's fields as a tuple (told by
     the first row: a batch's rows are all of one kind)."""
     if rows and isinstance(rows[0], msgspec.Struct):
         return list(map(msgspec.structs.astuple, rows))
     return rows
-
-
-def load(db: Connection, table: Table, rows: Sequence[Row]) -> None:
-    """Insert the rows (missing columns NULL)."""
-    if rows:
-        names = [c.name for c in table.columns]
-        copy_rows(db, table, [[row.get(n) for n in names] for row in rows])
 
 
 @dataclass(frozen=True)
@@ -134,15 +121,6 @@ class Encoder:
             format_row_binary(row, dumpers, out)
 
 
-def encoder(engine: Engine, table: Table) -> Encoder | None:
-    """The COPY encoder of this database for rows of this table (None on SQLite, which takes
-    rows as they are)."""
-    if engine.dialect.name != "postgresql":
-        return None
-    with engine.connect() as db:
-        return Encoder(cast(psycopg.Connection[Any], db.connection.dbapi_connection), table)
-
-
 class Encoding:
     """Rows encoded as they are added, for one COPY (with an encoder: their COPY data)."""
 
@@ -183,33 +161,6 @@ def ship(connection: psycopg.Connection[Any], into: str, data: bytes) -> None:
         copy.write(_SIGNATURE)
         copy.write(data)
         copy.write(_TRAILER)
-
-
-def copy_rows(db: Connection, table: Table, rows: Rows | Encoded) -> None:
-    """Insert rows given as a value for each column of the table, in its order."""
-    if not len(rows):
-        return
-    names = [c.name for c in table.columns]
-    if db.dialect.name == "postgresql":
-        raw = cast(psycopg.Connection[Any], db.connection.dbapi_connection)
-        ready = rows if isinstance(rows, Encoded) else Encoded(rows)
-        if ready.data is None or ready.types != column_types(table):  # encoded here
-            ready = encoded(Encoder(raw, table), ready.rows)
-        ship(raw, f"{table.name} ({', '.join(names)})", ready.data or b"")
-        return
-    given = rows.rows if isinstance(rows, Encoded) else rows
-    db.execute(table.insert(), [dict(zip(names, row, strict=True)) for row in values(given)])
-
-
-def stage(db: Connection, staging: Table, rows: Rows | Encoded) -> None:
-    """Fill the connection's temporary table (created at its first use) with these rows only."""
-    made: set[str] = db.connection.info.setdefault("staged", set())
-    if staging.name not in made:
-        db.execute(CreateTable(staging, if_not_exists=True))
-        made.add(staging.name)
-    if db.dialect.name != "postgresql":  # PostgreSQL empties it at every commit
-        db.execute(delete(staging))
-    copy_rows(db, staging, rows)
 
 
 def forget_staging(db: Connection) -> None:

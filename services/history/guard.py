@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import assert_never
 
+import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
@@ -60,7 +61,7 @@ async def verdict(checks: TokenChecks, authorization: str | None) -> Verdict:
 
 
 def _error(status: int, error: str, detail: str) -> web.Response:
-    body = ErrorOut(error=error, detail=detail, problems=[]).model_dump_json().encode()
+    body = msgspec.json.encode(ErrorOut(error=error, detail=detail))
     return web.Response(body=body, status=status, content_type="application/json")
 
 

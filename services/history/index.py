@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
-from services.history.answers import Answer
+from services.history.models import StatRoundOut, TableOut
 
 _PAGE: Final = """<!doctype html>
 <html lang="en">
@@ -31,21 +31,21 @@ th, td {{ padding: .4rem 1rem; border-bottom: 1px solid #2e4a3c; text-align: lef
 """
 
 
-def _result(last: Answer | None) -> str:
+def _result(last: StatRoundOut | None) -> str:
     if not last:
         return "no result yet"
-    outcome = last.get("dice") or last.get("discs") or []
-    return f"{html.escape(str(last['round_id']))}: {html.escape(' '.join(map(str, outcome)))}"
+    outcome: list[Any] = last.dice or last.discs or []
+    return f"{html.escape(last.round_id)}: {html.escape(' '.join(map(str, outcome)))}"
 
 
-def index_page(tables: Sequence[Answer]) -> str:
+def index_page(tables: Sequence[TableOut]) -> str:
     """The HTML of the front page (every value escaped)."""
     if not tables:
         body = "<p>No table has been read yet: start the workers and the projector.</p>"
     else:
         rows = "\n".join(
-            f'<tr><td><a href="{html.escape(t["board"])}">{html.escape(t["table_id"])}</a></td>'
-            f"<td>{html.escape(t['game'] or '')}</td><td>{_result(t['last_result'])}</td></tr>"
+            f'<tr><td><a href="{html.escape(t.board)}">{html.escape(t.table_id)}</a></td>'
+            f"<td>{html.escape(t.game or '')}</td><td>{_result(t.last_result)}</td></tr>"
             for t in tables
         )
         body = (

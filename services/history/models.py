@@ -1,16 +1,34 @@
-"""The HTTP API's request and response models (pydantic): its OpenAPI document and its checks."""
+"""The HTTP API's answers, typed once (msgspec Structs), and its query's checks (pydantic).
+
+The handlers build these Structs and msgspec encodes them; the OpenAPI document's schemas are
+made from the same Structs (`openapi.document`), so the JSON served and the JSON documented
+cannot drift apart. Structs, not pydantic models: a recall of 10,000 bets is built and encoded
+in milliseconds (docs/DESIGN.md, "Answers typed once"). Fields are in the order the JSON shows
+them; no field is left out of an answer (null where absent) but a board round's, as its record
+has them.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
+import msgspec
+from msgspec import Meta
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Money = Annotated[int, Field(description="integer minor units of `currency` (never a float)")]
+from schemas.events import Phase
+
+Money = Annotated[int, Meta(description="integer minor units of `currency` (never a float)")]
+Disc = Literal["red", "white"]
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def described(text: str) -> Meta:
+    """A field's description in the OpenAPI document."""
+    return Meta(description=text)
+
+
+class Answer(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """An answer of the API (its fields in the order the JSON shows them)."""
 
 
 class BetsQuery(BaseModel):
@@ -31,70 +49,72 @@ class BetsQuery(BaseModel):
         return self
 
 
-class AdjustmentOut(Model):
+class AdjustmentOut(Answer):
     """A correction or void of the bet's round that changed what the bet pays."""
 
-    adjustment_id: str = Field(description="adjustment:<n>:<bet_id> (wallet idempotency key)")
-    n: int = Field(description="the round's correction number: 1 for its first")
+    adjustment_id: Annotated[str, described("adjustment:<n>:<bet_id> (wallet idempotency key)")]
+    n: Annotated[int, described("the round's correction number: 1 for its first")]
     cause: Literal["correction", "void"]
     result: Literal["win", "lose", "push", "void"]
     previous_payout: Money
-    payout: Money = Field(description="what the bet pays with this adjustment, stake included")
-    delta: Money = Field(description="payout - previous_payout; negative: a debit; never 0")
-    dice: list[int] | None = Field(description="the new outcome; null for a void")
-    discs: list[Literal["red", "white"]] | None = Field(description="the new outcome; xocdia")
+    payout: Annotated[Money, described("what the bet pays with this adjustment, stake included")]
+    delta: Annotated[Money, described("payout - previous_payout; negative: a debit; never 0")]
+    dice: Annotated[list[int] | None, described("the new outcome; null for a void")]
+    discs: Annotated[list[Disc] | None, described("the new outcome; xocdia")]
     reason: str
     authorized_by: str
-    at: str = Field(description="`at` of the correcting event")
+    at: Annotated[str, described("`at` of the correcting event")]
 
 
-class BetOut(Model):
+class BetOut(Answer):
     """A bet in a player's history or a round's recall: what was bet and what was decided."""
 
     bet_id: str
     player_id: str
     table_id: str
     round_id: str
-    game: str | None = Field(description="the round's game, once its opening was read")
-    seq: int | None = Field(
-        description="order the table confirmed it in; null until the bet is read"
-    )
+    game: Annotated[str | None, described("the round's game, once its opening was read")]
+    seq: Annotated[
+        int | None, described("order the table confirmed it in; null until the bet is read")
+    ]
     kind: str | None
     pick: list[int] | None
     stake: Money
     currency: str
-    placed_at: str | None = Field(description="`at` of the bet.placed event")
+    placed_at: Annotated[str | None, described("`at` of the bet.placed event")]
     status: Literal["pending", "settled", "refunded"]
-    result: Literal["win", "lose", "push"] | None = Field(description="settled bets only")
-    payout: Money | None = Field(description="what the settlement credited, stake included")
-    adjustments: list[AdjustmentOut] = Field(
-        description="the corrections and voids that changed the payout, in order"
-    )
-    net_payout: Money | None = Field(
-        description="what the bet pays after its adjustments (payout when it has none)"
-    )
+    result: Annotated[Literal["win", "lose", "push"] | None, described("settled bets only")]
+    payout: Annotated[Money | None, described("what the settlement credited, stake included")]
+    adjustments: Annotated[
+        list[AdjustmentOut],
+        described("the corrections and voids that changed the payout, in order"),
+    ]
+    net_payout: Annotated[
+        Money | None,
+        described("what the bet pays after its adjustments (payout when it has none)"),
+    ]
     refund_reason: Literal["round_cancelled", "late_bet", "invalid_bet"] | None
-    decided_at: str | None = Field(description="`at` of the round event that decided the bet")
-    decision_id: str | None = Field(
-        description="settlement_id or refund_id (wallet idempotency key)"
-    )
-    round_status: Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
-    dice: list[int] | None = Field(description="the round's outcome: sicbo, thai-hilo")
-    discs: list[Literal["red", "white"]] | None = Field(description="the round's outcome: xocdia")
+    decided_at: Annotated[str | None, described("`at` of the round event that decided the bet")]
+    decision_id: Annotated[
+        str | None, described("settlement_id or refund_id (wallet idempotency key)")
+    ]
+    round_status: Phase
+    dice: Annotated[list[int] | None, described("the round's outcome: sicbo, thai-hilo")]
+    discs: Annotated[list[Disc] | None, described("the round's outcome: xocdia")]
 
 
-class BetsPage(Model):
+class BetsPage(Answer):
     """One page of a player's bets, newest first."""
 
     player_id: str
-    total: int = Field(description="every bet of the player known now")
+    total: Annotated[int, described("every bet of the player known now")]
     bets: list[BetOut]
-    next_cursor: str | None = Field(
-        description="pass as `cursor` for the next page; null at the end"
-    )
+    next_cursor: Annotated[
+        str | None, described("pass as `cursor` for the next page; null at the end")
+    ]
 
 
-class StepOut(Model):
+class StepOut(Answer, kw_only=True):
     """An accepted round event (redeliveries and refused events are left out)."""
 
     type: str
@@ -104,15 +124,15 @@ class StepOut(Model):
     last_seq: int | None = None
     reason: str | None = None
     dice: list[int] | None = None
-    discs: list[Literal["red", "white"]] | None = None
-    authorized_by: str | None = Field(default=None, description="corrections and voids")
-    previous_dice: list[int] | None = Field(
-        default=None, description="a correction's or void's outcome before it"
-    )
-    previous_discs: list[Literal["red", "white"]] | None = None
+    discs: list[Disc] | None = None
+    authorized_by: Annotated[str | None, described("corrections and voids")] = None
+    previous_dice: Annotated[
+        list[int] | None, described("a correction's or void's outcome before it")
+    ] = None
+    previous_discs: list[Disc] | None = None
 
 
-class TotalsOut(Model):
+class TotalsOut(Answer):
     """A round's money in one currency; ggr = stakes - payouts (adjustments included) over
     settled bets."""
 
@@ -128,73 +148,96 @@ class TotalsOut(Model):
     pending_stakes: Money
 
 
-class RoundOut(Model):
+class RoundOut(Answer):
     """The recall of one round: its timeline, outcome, every bet's decision and its totals."""
 
     table_id: str
     round_id: str
     game: str | None
-    status: Literal["unopened", "open", "closed", "result", "cancelled", "voided"]
+    status: Phase
     suspended: bool
     reshakes: int
     last_seq: int | None
     dice: list[int] | None
-    discs: list[Literal["red", "white"]] | None
+    discs: list[Disc] | None
     cancel_reason: str | None
     timeline: list[StepOut]
     bets: list[BetOut]
     totals: list[TotalsOut]
 
 
-class StatRoundOut(Model):
+class StatRoundOut(Answer, kw_only=True, omit_defaults=True):
+    """A round on a board: its outcome (dice, or discs), as its `table_stats` record has it."""
+
     round_id: str
     dice: list[int] | None = None
-    discs: list[Literal["red", "white"]] | None = None
+    discs: list[Disc] | None = None
 
 
-class StatsOut(Model):
+class StatsOut(Answer, kw_only=True):
     """The contract's `table_stats` record of a table, as last written to `table-stats`."""
 
     type: Literal["table_stats"] = "table_stats"
     v: int
     table_id: str
     game: str
-    rounds: list[StatRoundOut] = Field(description="the last 50 rounds with a result, newest first")
+    rounds: Annotated[
+        list[StatRoundOut], described("the last 50 rounds with a result, newest first")
+    ]
     counts: dict[str, int | dict[str, int]]
 
 
-class HealthOut(Model):
+class HealthOut(Answer):
+    """Whether the read side runs and has read everything committed."""
+
     status: Literal["ok", "starting"]
-    caught_up: bool = Field(description="every committed message of the topics has been read")
-    lag: int | None = Field(description="committed messages not read yet; null before assignment")
+    caught_up: Annotated[bool, described("every committed message of the topics has been read")]
+    lag: Annotated[int | None, described("committed messages not read yet; null before assignment")]
     pending_bets: int
     players: int
     rounds: int
     tables: int
 
 
-class TableOut(Model):
+class TableOut(Answer):
     """A table: its game, its last result and the links of its board and statistics."""
 
     table_id: str
-    game: str | None = Field(description="the game of its rounds; null before any is read")
-    last_result: StatRoundOut | None = Field(
-        description="the newest round of its board; null before its first result"
-    )
-    board: str = Field(description="path of its HTML statistics board")
-    stats: str = Field(description="path of its `table_stats` record")
+    game: Annotated[str | None, described("the game of its rounds; null before any is read")]
+    last_result: Annotated[
+        StatRoundOut | None,
+        described("the newest round of its board; null before its first result"),
+    ]
+    board: Annotated[str, described("path of its HTML statistics board")]
+    stats: Annotated[str, described("path of its `table_stats` record")]
 
 
-class TablesOut(Model):
+class TablesOut(Answer):
     """Every table the read side knows, in table_id order."""
 
     tables: list[TableOut]
 
 
-class ErrorOut(Model):
-    error: str = Field(
-        description="not_found, invalid_parameters, method_not_allowed, unauthorized (401), "
-        "forbidden (403), unavailable (503) or internal"
-    )
+class ErrorOut(Answer, kw_only=True):
+    """What went wrong, as every error of the API answers."""
+
+    error: Annotated[
+        str,
+        described(
+            "not_found, invalid_parameters, method_not_allowed, unauthorized (401), "
+            "forbidden (403), unavailable (503) or internal"
+        ),
+    ]
     detail: str
     problems: list[str] = []
+
+
+RESPONSES: tuple[type[Answer], ...] = (
+    BetsPage,
+    RoundOut,
+    StatsOut,
+    TablesOut,
+    HealthOut,
+    ErrorOut,
+)
+"""The answers the OpenAPI document names (the others are parts of them)."""

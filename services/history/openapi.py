@@ -1,31 +1,35 @@
-"""The OpenAPI 3.1 document of the read side's HTTP API, generated from its pydantic models."""
+"""The OpenAPI 3.1 document of the read side's HTTP API, its schemas made from the answers' own
+Structs (`models`)."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
 
 from services.history.access import PROTECTED
-from services.history.models import BetsPage, ErrorOut, HealthOut, RoundOut, StatsOut, TablesOut
-
-ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\u0000]*$"}
-_MODELS: Final[tuple[type[BaseModel], ...]] = (
+from services.history.models import (
+    RESPONSES,
+    Answer,
     BetsPage,
+    BetsQuery,
+    ErrorOut,
+    HealthOut,
     RoundOut,
     StatsOut,
     TablesOut,
-    HealthOut,
-    ErrorOut,
 )
 
+ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\u0000]*$"}
+_REFS: Final = "#/components/schemas/{name}"
 
-def _ref(model: type[BaseModel]) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+def _ref(model: type[Answer]) -> dict[str, str]:
+    return {"$ref": _REFS.format(name=model.__name__)}
 
 
-def _json(model: type[BaseModel], description: str) -> dict[str, Any]:
+def _json(model: type[Answer], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": _ref(model)}}}
 
 
@@ -50,6 +54,19 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
     }
 
 
+def _parameters(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
+    """The schema of each query parameter a pydantic model checks, as its JSON Schema says it,
+    without the null that stands for a parameter left out."""
+    found = {}
+    for name, schema in model.model_json_schema()["properties"].items():
+        [kept] = [one for one in schema.get("anyOf", [schema]) if one.get("type") != "null"]
+        default = {"default": schema["default"]} if schema.get("default") is not None else {}
+        found[name] = {k: v for k, v in kept.items() if k not in ("title", "default")} | default
+    return found
+
+
+_PAGING: Final = _parameters(BetsQuery)
+"""A history page's query parameters, as `BetsQuery` checks them."""
 _NOT_FOUND: Final = _json(ErrorOut, "Unknown id: nothing about it has been read yet")
 _INVALID: Final = _json(ErrorOut, "A parameter is out of range or malformed")
 _TABLE: Final = _path_id("table_id", "The table, as in `table_id` of the events", "T000")
@@ -94,26 +111,9 @@ def _operations() -> dict[str, Any]:
                 "`cursor` (stable while new bets arrive) or `offset`, not both.",
                 "parameters": [
                     _path_id("player_id", "The player, as in `player_id` of the bets", "P0007"),
-                    _query(
-                        "limit",
-                        {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-                        "Bets per page",
-                    ),
-                    _query(
-                        "cursor",
-                        {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": 1024,
-                            "pattern": "^[A-Za-z0-9_-]+$",
-                        },
-                        "`next_cursor` of the previous page",
-                    ),
-                    _query(
-                        "offset",
-                        {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
-                        "Bets to skip",
-                    ),
+                    _query("limit", _PAGING["limit"], "Bets per page"),
+                    _query("cursor", _PAGING["cursor"], "`next_cursor` of the previous page"),
+                    _query("offset", _PAGING["offset"], "Bets to skip"),
                 ],
                 "responses": {
                     "200": _json(BetsPage, "One page of the history"),
@@ -249,10 +249,7 @@ def _operations() -> dict[str, Any]:
 
 def document() -> dict[str, Any]:
     """The whole OpenAPI document, served at /openapi.json."""
-    _, top = models_json_schema(
-        [(model, "serialization") for model in _MODELS],
-        ref_template="#/components/schemas/{model}",
-    )
+    _, schemas = msgspec.json.schema_components(RESPONSES, ref_template=_REFS)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -264,7 +261,7 @@ def document() -> dict[str, Any]:
         },
         "paths": _secured(_operations()),
         "components": {
-            "schemas": top.get("$defs", {}),
+            "schemas": schemas,
             "securitySchemes": {
                 SCHEME: {
                     "type": "http",

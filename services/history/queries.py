@@ -9,6 +9,7 @@ from typing import Any, Final
 
 import msgspec
 from sqlalchemy import (
+    BigInteger,
     Connection,
     Dialect,
     Engine,
@@ -20,10 +21,13 @@ from sqlalchemy import (
     tuple_,
 )
 
-from services.history import answers, report, schema
-from services.history.answers import BET_COLUMNS, Answer, decoded
+from services.history import answers, schema
+from services.history.answers import decoded
+from services.history.models import AdjustmentOut, BetsPage, RoundOut, TableOut
 from services.history.paging import encode_cursor
-from services.history.schema import BetRow
+from services.history.schema import BET_COLUMNS, BetRow
+from services.history.store.dialects import dialect_of
+from services.history.store.report_figures import Figures
 from services.history.views import Key
 from services.reports.figures import Report
 
@@ -93,7 +97,7 @@ def _history_query(shape: str) -> Select[Any]:
             # The bound on the leading key is implied, and lets SQLite seek the index too.
             return query.where(_B.c.sort_micros <= key[0], tuple_(*_ORDER) < tuple_(*key))
         case "offset":
-            return query.offset(bindparam("offset", type_=Integer))
+            return query.offset(bindparam("offset", type_=BigInteger))
         case _:
             return query
 
@@ -109,13 +113,9 @@ class Reads:
         # COMMITTED transaction (PostgreSQL) or outside any (SQLite's reads); without one, a
         # request spares the BEGIN and the ROLLBACK, two round trips of its three or four.
         self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
-        # A report reads its three tables in one snapshot on PostgreSQL (on SQLite, each of its
-        # reads sees whole batches: the projector's transactions are atomic).
-        self.snapshot = (
-            engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-            if engine.dialect.name == "postgresql"
-            else engine
-        )
+        # A report reads its three tables as one state (`Dialect.snapshot`).
+        self.dialect = dialect_of(engine)
+        self.snapshot = self.dialect.snapshot(engine)
         self.recalls = Recalls(recall_cache_bytes)
         dialect = engine.dialect
         self.paging = {
@@ -125,8 +125,8 @@ class Reads:
 
     def history(
         self, player_id: str, *, limit: int, offset: int = 0, after: Key | None = None
-    ) -> Answer | None:
-        """A page of a player's bets, newest first (`BetsPage`); None for a player never seen.
+    ) -> BetsPage | None:
+        """A page of a player's bets, newest first; None for a player never seen.
 
         One statement in the common case: the page, with the player's total and whether each
         bet has adjustments beside each row; the adjustments are read only for a page that
@@ -166,10 +166,10 @@ class Reads:
             last = BetRow(*shown[-1][:n])
             key = (last.sort_micros, last.table_id, last.round_id, last.seq or 0, last.bet_id)
             cursor = encode_cursor(key)
-        return {
-            "player_id": player_id,
-            "total": total,
-            "bets": [
+        return BetsPage(
+            player_id,
+            total,
+            [
                 answers.bet(
                     BetRow(*row[:n]),
                     row[n],
@@ -180,11 +180,11 @@ class Reads:
                 )
                 for row in shown
             ],
-            "next_cursor": cursor,
-        }
+            cursor,
+        )
 
-    def recall(self, table_id: str, round_id: str) -> Answer | None:
-        """A round's recall (`RoundOut`); None for a round nothing named."""
+    def recall(self, table_id: str, round_id: str) -> RoundOut | None:
+        """A round's recall; None for a round nothing named."""
         with self.engine.connect() as db:
             rnd = db.execute(_round(table_id, round_id)).first()
             return None if rnd is None else _recall(db, self.round_bets, rnd[:-1])
@@ -212,7 +212,7 @@ class Reads:
         """The regulator's report over the database (every table, or one): the figures the
         projector keeps, read in one snapshot."""
         with self.snapshot.connect() as db, db.begin():
-            return report.build(db, table_id)
+            return Figures(db, self.dialect).get(table_id)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""
@@ -223,8 +223,8 @@ class Reads:
             ).scalar_one_or_none()
         return found
 
-    def tables(self) -> list[Answer]:
-        """Every table, in table_id order (`TableOut`)."""
+    def tables(self) -> list[TableOut]:
+        """Every table, in table_id order."""
         t = schema.tables
         with self.engine.connect() as db:
             rows = db.execute(select(t.c.table_id, t.c.game, t.c.stats).order_by(t.c.table_id))
@@ -282,7 +282,7 @@ def _round(table_id: str, round_id: str) -> Select[Any]:
     ).where(_R.c.table_id == table_id, _R.c.round_id == round_id)
 
 
-def _recall(db: Connection, round_bets: _Statement, rnd: Sequence[Any]) -> Answer:
+def _recall(db: Connection, round_bets: _Statement, rnd: Sequence[Any]) -> RoundOut:
     """The recall of a round, from its row (table_id, round_id, ... cancel_reason)."""
     table_id, round_id = rnd[0], rnd[1]
     s = schema.steps
@@ -337,9 +337,9 @@ class Recalls:
                 self.size -= len(dropped)
 
 
-def _by_bet(rows: Any) -> dict[str, list[Answer]]:
+def _by_bet(rows: Any) -> dict[str, list[AdjustmentOut]]:
     """Adjustment rows (bet_id first, in bet then n order) as answers, grouped by bet."""
-    grouped: dict[str, list[Answer]] = {}
+    grouped: dict[str, list[AdjustmentOut]] = {}
     for row in rows:
         grouped.setdefault(row[0], []).append(answers.adjustment(row))
     return grouped
@@ -350,12 +350,12 @@ def pending_of(counters: dict[tuple[str, str], int]) -> int:
     return counters.get(("croupier_read_pending", ""), 0)
 
 
-def health_counts(reads: Reads) -> dict[str, Any]:
-    """The counts `/health` shows beside the lag."""
+def health_counts(reads: Reads) -> tuple[int, int, int, int]:
+    """The counts `/health` shows beside the lag: pending bets, players, rounds, tables."""
     counters = reads.counters()
-    return {
-        "pending_bets": pending_of(counters),
-        "players": counters.get(("croupier_read_players", ""), 0),
-        "rounds": counters.get(("croupier_read_rounds", ""), 0),
-        "tables": reads.boards(),
-    }
+    return (
+        pending_of(counters),
+        counters.get(("croupier_read_players", ""), 0),
+        counters.get(("croupier_read_rounds", ""), 0),
+        reads.boards(),
+    )

@@ -23,13 +23,14 @@ from schemas.events import (
     RoundResumed,
     RoundSuspended,
     RoundVoided,
+    check_staff,
 )
 
 NAMESPACE: Final = uuid.UUID("5b0c6f3e-2a4d-5e8f-9c1b-7d3a6e2f4c80")
 """The uuid5 namespace of the event ids and bet ids the upstream helpers derive."""
 
 Clock = Callable[[], datetime]
-Phase = Literal["new", "betting", "closed", "result", "cancelled", "voided"]
+TablePhase = Literal["new", "betting", "closed", "result", "cancelled", "voided"]
 
 
 class OutOfOrder(ValueError):
@@ -63,7 +64,7 @@ class RoundBuilder:
         self.round_id = round_id
         self.game: GameName = game
         self.clock = clock
-        self.phase: Phase = "new"
+        self.phase: TablePhase = "new"
         self.suspended = False
         self.seq = 0
         self.last_seq = -1
@@ -74,14 +75,19 @@ class RoundBuilder:
     def final(self) -> bool:
         return self.phase in ("result", "cancelled", "voided")
 
-    def open(self) -> RoundOpened:
-        """The betting period starts."""
+    def open(self, *, dealer_id: str | None = None, shaker_id: str | None = None) -> RoundOpened:
+        """The betting period starts, dealt by `dealer_id` with the shaker (bowl, dice set)
+        `shaker_id` when given: the scopes of the outcome integrity tests (contract 1.2)."""
         self._need(self.phase == "new", "round.opened")
-        self.phase = "betting"
-        return RoundOpened(
+        check_staff(dealer_id, shaker_id)
+        event = RoundOpened(
             **self._envelope(),
             game=self.game,
+            dealer_id=dealer_id,
+            shaker_id=shaker_id,
         )
+        self.phase = "betting"
+        return event
 
     def bet(
         self,

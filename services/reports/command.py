@@ -8,11 +8,10 @@ from collections.abc import Iterable, Iterator
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-from schemas.records import Record
 from services.reports.figures import Report
 from services.reports.render import as_csv, as_json, as_text
 from services.settlement.fold import Fold
-from services.settlement.replay import lines
+from services.settlement.replay import journaled, lines
 from services.signing.signature import NO_KEYS, TableKeys
 
 FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
@@ -30,18 +29,12 @@ def build(
     given a fold (keeping its journal) and a report that have read what came before, go on from
     them."""
     fold = Fold(horizon=horizon, journal=True, keys=keys) if fold is None else fold
-    journal = fold.journal
-    assert journal is not None
     report = Report() if report is None else report
-    records: list[Record] = []
-    for raw in source:
-        fold.feed(None, raw, records)
-        for event, _ in journal.accepted:
+    for inputs, records in journaled(source, fold):
+        for event, _ in inputs:
             report.accepted(event)
-        journal.clear()
         for record in records:
             report.record(record)
-        records.clear()
     return report
 
 

@@ -9,6 +9,7 @@ from itertools import chain
 from typing import BinaryIO
 
 from schemas.codec import encode_lines
+from schemas.events import AnyEvent
 from schemas.records import Record
 from services.settlement.fold import Fold
 
@@ -77,6 +78,25 @@ def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = Fal
     out.write(chunk)
     out.flush()
     return written
+
+
+def journaled(
+    source: Iterable[bytes], fold: Fold
+) -> Iterator[tuple[list[tuple[AnyEvent, bytes]], list[Record]]]:
+    """Fold every line with a fold that keeps its journal; after each, the inputs it accepted
+    (decoded and raw; never a rejected or redelivered one) and the records it wrote: what
+    croupier decided, for what is built on a replay (`croupier report`, `croupier integrity`).
+    Both lists are emptied before the next line."""
+    journal = fold.journal
+    if journal is None:
+        raise ValueError("the fold must keep its journal (Fold(journal=True))")
+    records: list[Record] = []
+    feed = fold.feed
+    for raw in source:
+        feed(None, raw, records)
+        yield journal.accepted, records
+        journal.clear()
+        records.clear()
 
 
 _BLOCK = 1 << 20

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -19,7 +20,7 @@ from schemas.keys import TableKeysFile
 from services.publisher.producer import Publisher, PublishError
 from services.security.denied import reraise
 from services.settings import Settings
-from services.simulation.simulator import ROUND_SECONDS, Config, Emission, Simulation
+from services.simulation.simulator import ROUND_SECONDS, Config, Emission, Scope, Simulation
 
 
 class Stop:
@@ -169,6 +170,21 @@ def write_keys(path: Path, config: Config) -> None:
     )
 
 
+def loaded(given: list[str], config: Config) -> frozenset[tuple[Scope, str]]:
+    """The `--loaded SCOPE:ID` options, each naming a table, dealer or shaker of the floor."""
+    staff = config.staff()
+    found: set[tuple[Scope, str]] = set()
+    for text in given:
+        scope, _, name = text.partition(":")
+        if scope not in staff:
+            raise ValueError(f"{text!r}: expected table:ID, dealer:ID or shaker:ID")
+        if name not in staff[scope]:
+            known = ", ".join(staff[scope][:4])
+            raise ValueError(f"{text!r}: no such {scope} on this floor (they are {known}, ...)")
+        found.add((scope, name))
+    return frozenset(found)
+
+
 def command(args: argparse.Namespace) -> int:
     """`croupier simulate` from its command-line options."""
     from services.simulation.simulator import EPOCH
@@ -192,6 +208,11 @@ def command(args: argparse.Namespace) -> int:
         start=start,
         signed=args.sign is not None,
     )
+    try:
+        config = replace(config, loaded=loaded(args.loaded, config))
+    except ValueError as error:
+        print(f"simulate: --loaded: {error}", file=sys.stderr)
+        return 2
     if args.sign is not None:
         write_keys(Path(args.sign), config)
         print(

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -47,6 +47,15 @@ RESHAKE_REASONS: Final = {
     "thai-hilo": ("dice not flat", "dice overlapping", "fewer than three rolls"),
     "xocdia": ("disc dropped", "disc standing on its edge"),
 }
+SHIFT: Final = 20 * 60.0
+"""Simulated seconds a dealer stays at a table; then every table's dealer and shaker change."""
+SHAKERS: Final = 2
+"""Shakers (bowls, dice sets) of each table, used in turn, a shift each."""
+LOADED_SIX: Final = 0.25
+"""How often a loaded die shows 6 (a fair one: 1/6); its other faces share the rest."""
+LOADED_RED: Final = 0.6
+"""How often a loaded Xoc Dia disc falls red (a fair one: 1/2)."""
+Scope = Literal["table", "dealer", "shaker"]
 CANCEL_REASONS: Final = (
     "problem not solved: the supervisor voided the round",
     "result could not be read",
@@ -80,6 +89,18 @@ class Config:
     situations: Situations = field(default_factory=Situations)
     signed: bool = False
     """Every table signs its money-moving round events with `table_key(seed, table_id)`."""
+    loaded: frozenset[tuple[Scope, str]] = frozenset()
+    """The tables, dealers and shakers whose rounds fall unfairly (a die biased toward 6, discs
+    toward red), for showing the outcome integrity tests' alarm: ("dealer", "D03"), ..."""
+
+    def staff(self) -> dict[Scope, list[str]]:
+        """The ids of the floor's tables, dealers and shakers."""
+        tables = [table_id for table_id, _ in table_ids(self.tables)]
+        return {
+            "table": tables,
+            "dealer": dealers(self.tables),
+            "shaker": [f"{t}-S{k}" for t in tables for k in range(1, SHAKERS + 1)],
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +136,20 @@ def table_ids(count: int) -> list[tuple[str, GameName]]:
     return made
 
 
+def dealers(tables: int) -> list[str]:
+    """The floor's dealers: one a table and, for the breaks, one more for every two tables."""
+    return [f"D{n:02d}" for n in range(1, tables + (tables + 1) // 2 + 1)]
+
+
+def on_duty(n: int, table_id: str, tables: int, offset: float) -> tuple[str, str]:
+    """The dealer and the shaker of the `n`th table at a simulated time: every SHIFT the dealers
+    move on one table (who was on a break takes the first), and the table takes its next shaker.
+    Drawn from no random source, so the other events of a seed are those of before."""
+    shift = int(offset // SHIFT)
+    pool = dealers(tables)
+    return pool[(n + shift) % len(pool)], f"{table_id}-S{shift % SHAKERS + 1}"
+
+
 class Simulation:
     """The events of a floor, in simulated-time order across tables; `counts` tallies situations."""
 
@@ -132,7 +167,7 @@ class Simulation:
         for n, (table_id, game) in enumerate(table_ids(c.tables)):
             seated = seats[n :: c.tables]
             rng = random.Random(f"{c.seed}/{table_id}")
-            script = _TableScript(self, table_id, game, seated, rng)
+            script = _TableScript(self, n, table_id, game, seated, rng)
             scripts.append(((e.offset, n, i, e) for i, e in enumerate(script.run())))
         for _, _, _, emission in heapq.merge(*scripts, key=lambda x: x[:3]):
             yield emission
@@ -144,12 +179,16 @@ class _TableScript:
     def __init__(
         self,
         sim: Simulation,
+        n: int,
         table_id: str,
         game: GameName,
         seated: list[Player],
         rng: random.Random,
     ) -> None:
         self.sim = sim
+        self.n = n
+        self.loaded = False
+        """Whether the current round falls unfairly (its table, dealer or shaker is loaded)."""
         self.s = sim.config.situations
         self.rng = rng
         self.game: GameName = game
@@ -189,7 +228,12 @@ class _TableScript:
         rng, s = self.rng, self.s
         self.number += 1
         start = self.t
-        self._emit(start, rnd.open)
+        c = self.sim.config
+        dealer, shaker = on_duty(self.n, rnd.table_id, c.tables, start)
+        self.loaded = bool(
+            c.loaded & {("table", rnd.table_id), ("dealer", dealer), ("shaker", shaker)}
+        )
+        self._emit(start, lambda: rnd.open(dealer_id=dealer, shaker_id=shaker))
         window = WINDOW[self.game]
         bets = self._bets(rnd.round_id, start, window)
         timeline: list[tuple[float, int, Callable[[], AnyEvent]]] = []
@@ -260,6 +304,10 @@ class _TableScript:
 
     def _outcome(self) -> tuple[Any, ...]:
         rng = self.rng
+        if self.loaded:
+            if self.game == "xocdia":
+                return tuple("red" if rng.random() < LOADED_RED else "white" for _ in range(4))
+            return tuple(6 if rng.random() < LOADED_SIX else rng.randint(1, 5) for _ in range(3))
         if self.game == "xocdia":
             return tuple(rng.choice(("red", "white")) for _ in range(4))
         return (rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))

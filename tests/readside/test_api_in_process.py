@@ -7,6 +7,7 @@ import base64
 import json
 from typing import Any
 
+import msgspec
 import pytest
 import schemathesis
 from aiohttp.test_utils import TestClient, TestServer
@@ -15,6 +16,7 @@ from sqlalchemy import Engine
 from services.history.api import application
 from services.history.guard import TokenChecks
 from services.history.models import BetsPage, HealthOut, RoundOut, StatsOut, TablesOut
+from services.history.openapi import document
 from services.history.queries import Reads
 from services.history.store import Store
 from tests.committed import commit_inputs
@@ -70,7 +72,7 @@ def body(answer: Answer) -> Any:
 def test_a_players_bets_come_newest_first_with_decision_and_outcome(engine: Engine) -> None:
     [answer] = get(engine, "/players/alice/bets")
     page = body(answer)
-    BetsPage.model_validate(page)
+    msgspec.convert(page, BetsPage)
     assert answer[0] == 200
     assert page["total"] == 3 and page["next_cursor"] is None
     assert [b["bet_id"] for b in page["bets"]] == ["T1-R2-1", "T1-R1-2", "T1-R1-1"]
@@ -90,7 +92,7 @@ def test_a_players_bets_come_newest_first_with_decision_and_outcome(engine: Engi
 def test_a_refunded_bet_shows_its_rounds_outcome(engine: Engine) -> None:
     [answer] = get(engine, "/players/bob/bets")
     page = body(answer)
-    BetsPage.model_validate(page)
+    msgspec.convert(page, BetsPage)
     [late] = page["bets"]
     assert (late["status"], late["refund_reason"], late["stake"]) == ("refunded", "late_bet", 70)
     assert (late["dice"], late["discs"], late["round_status"]) == ([4, 5, 6], None, "result")
@@ -168,7 +170,7 @@ def test_a_parameter_no_database_column_can_hold_is_422_never_a_server_error(
 def test_round_recall_gives_timeline_bets_and_totals(engine: Engine) -> None:
     [answer, pending] = get(engine, "/tables/T1/rounds/R1", "/tables/T1/rounds/R2")
     recall = body(answer)
-    RoundOut.model_validate(recall)
+    msgspec.convert(recall, RoundOut)
     assert [s["type"] for s in recall["timeline"]] == [
         "round.opened",
         "round.betting_closed",
@@ -187,7 +189,7 @@ def test_round_recall_gives_timeline_bets_and_totals(engine: Engine) -> None:
 def test_stats_are_the_table_stats_record(engine: Engine) -> None:
     [answer] = get(engine, "/tables/T1/stats")
     stats = body(answer)
-    StatsOut.model_validate(stats)
+    msgspec.convert(stats, StatsOut)
     assert stats["type"] == "table_stats" and stats["rounds"] == [
         {"round_id": "R1", "dice": [4, 5, 6]}
     ]
@@ -197,7 +199,7 @@ def test_stats_are_the_table_stats_record(engine: Engine) -> None:
 def test_tables_lists_every_table_with_its_last_result_and_board(engine: Engine) -> None:
     [answer] = get(engine, "/tables")
     found = body(answer)
-    TablesOut.model_validate(found)
+    msgspec.convert(found, TablesOut)
     assert found == {
         "tables": [
             {
@@ -232,7 +234,7 @@ def test_metrics_are_prometheus_text_with_every_family(engine: Engine) -> None:
 def test_health_says_caught_up_when_nothing_is_left_to_read(engine: Engine) -> None:
     [answer] = get(engine, "/health")
     health = body(answer)
-    HealthOut.model_validate(health)
+    msgspec.convert(health, HealthOut)
     assert (health["status"], health["caught_up"], health["pending_bets"]) == ("ok", True, 1)
     assert (health["players"], health["rounds"], health["tables"]) == (2, 2, 1)
 
@@ -284,3 +286,22 @@ def test_the_report_answers_json_csv_and_text_and_refuses_another_format(engine:
     assert as_csv[0] == 200 and as_csv[1].startswith("text/csv") and b"# money" in as_csv[2]
     assert as_text[0] == 200 and b"Corrections and voids" in as_text[2]
     assert wrong[0] == 422 and b"format" in wrong[2]
+
+
+def test_the_documented_bounds_of_a_pages_parameters_are_the_ones_the_api_checks(
+    engine: Engine,
+) -> None:
+    operation = document()["paths"]["/players/{player_id}/bets"]["get"]
+    bounds = {p["name"]: p["schema"] for p in operation["parameters"] if p["in"] == "query"}
+    assert (bounds["limit"]["minimum"], bounds["limit"]["maximum"]) == (1, 500)
+    assert bounds["limit"]["default"] == 50 and "default" not in bounds["offset"]
+    limit, offset = bounds["limit"], bounds["offset"]
+    asked = [
+        f"/players/alice/bets?limit={limit['maximum']}",
+        f"/players/alice/bets?limit={limit['maximum'] + 1}",
+        f"/players/alice/bets?limit={limit['minimum'] - 1}",
+        f"/players/alice/bets?offset={offset['maximum']}",
+        f"/players/alice/bets?offset={offset['maximum'] + 1}",
+        f"/players/alice/bets?offset={offset['minimum'] - 1}",
+    ]
+    assert [status for status, _, _ in get(engine, *asked)] == [200, 422, 422, 200, 422, 422]

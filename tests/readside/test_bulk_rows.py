@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, select
 
 from services.history import bulk, schema
+from services.history.store.dialects import dialect_of
 
 TEXTS = [
     ("T1", "sicbo", "plain ASCII"),
@@ -17,11 +18,12 @@ TEXTS = [
 
 
 def test_rows_encoded_ahead_of_their_transaction_read_back_as_given(engine: Engine) -> None:
-    encoder = bulk.encoder(engine, schema.tables)
+    dialect = dialect_of(engine)
+    encoder = dialect.encoder(engine, schema.tables)
     assert (encoder is None) == (engine.dialect.name == "sqlite")
     ready = bulk.encoded(encoder, TEXTS)
     with engine.begin() as db:
-        bulk.copy_rows(db, schema.tables, ready)
+        dialect.copy_rows(db, schema.tables, ready)
     with engine.connect() as db:
         found = db.execute(select(schema.tables).order_by(schema.tables.c.table_id)).tuples()
         assert sorted(found) == sorted(TEXTS)
@@ -31,7 +33,7 @@ def test_rows_given_as_they_are_are_encoded_on_the_transactions_connection(
     engine: Engine,
 ) -> None:
     with engine.begin() as db:
-        bulk.copy_rows(db, schema.tables, TEXTS)
+        dialect_of(db).copy_rows(db, schema.tables, TEXTS)
     with engine.connect() as db:
         assert sorted(db.execute(select(schema.tables)).tuples()) == sorted(TEXTS)
 
@@ -48,7 +50,7 @@ def test_rows_encoded_for_another_table_are_encoded_again_for_the_one_they_go_in
 ) -> None:
     ready = bulk.Encoded(STEPS, b"not steps' encoding", (25, 25, 25, 25))  # all four as text
     with engine.begin() as db:
-        bulk.copy_rows(db, schema.steps, ready)
+        dialect_of(db).copy_rows(db, schema.steps, ready)
     with engine.connect() as db:
         assert sorted(db.execute(select(schema.steps)).tuples()) == sorted(STEPS)
 

@@ -35,10 +35,10 @@ def walk(reads: Reads, limit: int) -> list[list[str]]:
     while True:
         page = reads.history("alice", limit=limit, after=after)
         assert page is not None
-        pages.append([b["bet_id"] for b in page["bets"]])
-        if page["next_cursor"] is None:
+        pages.append([b.bet_id for b in page.bets])
+        if page.next_cursor is None:
             return pages
-        after = decode_cursor(page["next_cursor"])
+        after = decode_cursor(page.next_cursor)
 
 
 def test_cursor_pages_walk_the_whole_history_newest_first_once(engine: Engine) -> None:
@@ -54,7 +54,7 @@ def test_the_last_full_page_has_no_next_cursor(engine: Engine) -> None:
 def test_a_bet_arriving_between_two_pages_does_not_shift_the_next_page(engine: Engine) -> None:
     reads = fill(engine, placed(5))
     first = reads.history("alice", limit=2)
-    assert first is not None and first["next_cursor"] is not None
+    assert first is not None and first.next_cursor is not None
     store = Store(engine)
     late = commit_inputs(placed(1, first=50))
     [(raw, ts)] = late.topics["accepted"]
@@ -63,19 +63,19 @@ def test_a_bet_arriving_between_two_pages_does_not_shift_the_next_page(engine: E
     changes.feed("accepted", raw, ts)
     at = stored[("accepted", 0)]
     store.write(changes, {("accepted", 0): (at, at + 1)})
-    second = reads.history("alice", limit=2, after=decode_cursor(first["next_cursor"]))
+    second = reads.history("alice", limit=2, after=decode_cursor(first.next_cursor))
     assert second is not None
-    shown = [b["bet_id"] for b in first["bets"] + second["bets"]]
+    shown = [b.bet_id for b in first.bets + second.bets]
     assert shown == ["b005", "b004", "b003", "b002"]
     newest = reads.history("alice", limit=1)
-    assert newest is not None and newest["bets"][0]["bet_id"] == "b051"
+    assert newest is not None and newest.bets[0].bet_id == "b051"
 
 
 def test_offset_skips_the_newest_bets(engine: Engine) -> None:
     reads = fill(engine, placed(5))
     page = reads.history("alice", limit=2, offset=3)
     assert page is not None
-    assert [b["bet_id"] for b in page["bets"]] == ["b002", "b001"]
-    assert page["next_cursor"] is None
+    assert [b.bet_id for b in page.bets] == ["b002", "b001"]
+    assert page.next_cursor is None
     beyond = reads.history("alice", limit=2, offset=9)
-    assert beyond is not None and beyond["bets"] == [] and beyond["total"] == 5
+    assert beyond is not None and beyond.bets == [] and beyond.total == 5

@@ -67,34 +67,34 @@ def expected_decisions(reads: Reads, off: Offline) -> None:
     for player_id in sorted(off.players):
         page = reads.history(player_id, limit=500)
         assert page is not None
-        for b in page["bets"]:
-            record = off.decisions[b["bet_id"]]
-            if b["status"] == "settled":
-                assert (b["decision_id"], b["result"], b["payout"]) == (
+        for b in page.bets:
+            record = off.decisions[b.bet_id]
+            if b.status == "settled":
+                assert (b.decision_id, b.result, b.payout) == (
                     record["settlement_id"],
                     record["result"],
                     record["payout"],
                 )
-                adjusted = off.adjustments.get(b["bet_id"], [])
-                assert [
-                    (a["adjustment_id"], a["delta"], a["authorized_by"]) for a in b["adjustments"]
-                ] == [(a["adjustment_id"], a["delta"], a["authorized_by"]) for a in adjusted]
+                adjusted = off.adjustments.get(b.bet_id, [])
+                assert [(a.adjustment_id, a.delta, a.authorized_by) for a in b.adjustments] == [
+                    (a["adjustment_id"], a["delta"], a["authorized_by"]) for a in adjusted
+                ]
                 net = adjusted[-1]["payout"] if adjusted else record["payout"]
-                assert b["net_payout"] == net
+                assert b.net_payout == net
             else:
-                assert (b["status"], b["decision_id"], b["refund_reason"]) == (
+                assert (b.status, b.decision_id, b.refund_reason) == (
                     "refunded",
                     record["refund_id"],
                     record["reason"],
                 )
-        assert {b["bet_id"] for b in page["bets"]} == {
+        assert {b.bet_id for b in page.bets} == {
             bet_id for bet_id, r in off.decisions.items() if r["player_id"] == player_id
         }
     for (table_id, round_id), (phase, dice, discs) in off.outcomes.items():
         recall = reads.recall(table_id, round_id)
         assert recall is not None
-        assert (recall["status"], recall["dice"], recall["discs"]) == (phase, dice, discs)
-        steps = [(s["type"], s["event_id"]) for s in recall["timeline"]]
+        assert (recall.status, recall.dice, recall.discs) == (phase, dice, discs)
+        steps = [(s.type, s.event_id) for s in recall.timeline]
         assert steps == off.timelines.get((table_id, round_id), [])
     for table_id, stats in off.stats.items():
         found = reads.stats(table_id)
@@ -111,11 +111,11 @@ def test_the_database_answers_what_the_offline_replay_decided(engine: Engine) ->
         s
         for key in OFFLINE.outcomes
         if (recall := reads.recall(*key)) is not None
-        for s in recall["timeline"]
-        if s["type"] in ("round.corrected", "round.voided")
+        for s in recall.timeline
+        if s.type in ("round.corrected", "round.voided")
     ]
-    assert corrected and all(s["authorized_by"] and s["reason"] for s in corrected)
-    assert all(s["previous_dice"] or s["previous_discs"] for s in corrected)
+    assert corrected and all(s.authorized_by and s.reason for s in corrected)
+    assert all(s.previous_dice or s.previous_discs for s in corrected)
     assert reads.pending() == 0
     health = reads.counters()
     assert health[("croupier_read_players", "")] == len(OFFLINE.players)
@@ -205,7 +205,7 @@ def test_a_journal_holding_a_nul_is_stored_without_what_holds_it(engine: Engine)
     counters = Reads(engine).counters()
     assert counters[("croupier_read_unreadable_total", '{topic="accepted"}')] == 1
     page = Reads(engine).history(settlement.player_id, limit=10)
-    assert page is not None and [b["bet_id"] for b in page["bets"]] == [settlement.bet_id]
+    assert page is not None and [b.bet_id for b in page.bets] == [settlement.bet_id]
     assert store.positions() == {("accepted", 0): 1}
 
 
@@ -413,13 +413,13 @@ def test_a_bet_placed_and_decided_in_one_batch_is_one_row_with_both_halves(
     bet_placed = _placement(placed)
     page = reads.history(bet_placed.player_id, limit=10)
     assert page is not None
-    [bet] = page["bets"]
-    assert (bet["bet_id"], bet["status"], bet["seq"]) == (
+    [bet] = page.bets
+    assert (bet.bet_id, bet.status, bet.seq) == (
         bet_placed.bet_id,
         "settled",
         bet_placed.seq,
     )
-    assert page["total"] == 1
+    assert page.total == 1
     assert reads.pending() == 0
 
 
@@ -438,6 +438,6 @@ def test_a_whole_bet_already_projected_half_is_merged_into_its_row_not_doubled(
     store.write(again, {})
     page = reads.history(_placement(placed).player_id, limit=10)
     assert page is not None
-    assert [b["status"] for b in page["bets"]] == ["settled"]
-    assert page["total"] == 1
+    assert [b.status for b in page.bets] == ["settled"]
+    assert page.total == 1
     assert reads.pending() == 0

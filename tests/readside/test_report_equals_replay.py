@@ -9,10 +9,10 @@ from alembic import command
 from sqlalchemy import Engine
 
 from schemas.events import SEQ_MAX
-from services.history import report
 from services.history.migrate import config, current, upgrade
 from services.history.queries import Reads
 from services.history.store import Store
+from services.history.store.report_figures import Figures
 from services.reports.command import build
 from services.reports.render import as_dict
 from services.simulation.streams import Profile, generate, interleave
@@ -39,7 +39,7 @@ def test_the_database_report_equals_the_report_of_the_replay_file(engine: Engine
 def test_the_figures_kept_batch_by_batch_equal_the_report_of_every_row(engine: Engine) -> None:
     project_all(Store(engine), commit(STREAMS, seed=8), seed=9)  # other batches, other cuts
     with engine.connect() as db:
-        kept, from_rows = as_dict(report.build(db)), as_dict(report.from_rows(db))
+        kept, from_rows = as_dict(Figures(db).get()), as_dict(Figures(db).from_rows())
     assert kept["corrections"] and kept == from_rows
 
 
@@ -119,7 +119,7 @@ def test_a_round_at_any_time_the_fold_accepts_is_projected_and_reported_as_the_r
     project_all(Store(engine), committed, seed=3)
     assert as_dict(Reads(engine).report()) == offline
     page = Reads(engine).history("P1", limit=10)
-    assert page is not None and [b["bet_id"] for b in page["bets"]] == ["B1"]
+    assert page is not None and [b.bet_id for b in page.bets] == ["B1"]
 
 
 def test_the_largest_seq_the_contract_allows_is_projected_and_recalled(engine: Engine) -> None:
@@ -128,7 +128,7 @@ def test_the_largest_seq_the_contract_allows_is_projected_and_recalled(engine: E
     assert committed.count("rejected") == 0
     project_all(Store(engine), committed, seed=4)
     recall = Reads(engine).recall("T9", "R1")
-    assert recall is not None and [b["seq"] for b in recall["bets"]] == [SEQ_MAX - 1, SEQ_MAX]
+    assert recall is not None and [b.seq for b in recall.bets] == [SEQ_MAX - 1, SEQ_MAX]
     assert as_dict(Reads(engine).report()) == as_dict(build([r for _, r in inputs], horizon=200))
 
 
@@ -163,9 +163,7 @@ def test_a_bet_id_two_tables_reuse_is_two_bets_however_the_batches_cut(
     for player, table in (("alice", "T1"), ("bob", "T2")):
         page = reads.history(player, limit=10)
         assert page is not None
-        assert [(b["bet_id"], b["table_id"], b["status"]) for b in page["bets"]] == [
-            ("B1", table, "settled")
-        ]
+        assert [(b.bet_id, b.table_id, b.status) for b in page.bets] == [("B1", table, "settled")]
     found = as_dict(reads.report())
     assert sum(row["bets"] for row in found["money"]) == 2
     assert found == offline

@@ -146,3 +146,25 @@ def test_a_fold_of_the_archived_inputs_rejects_none_of_them(archive_dir: Path) -
         fold.feed(None, raw, out)
     assert not [r for r in out if isinstance(r, Rejected)]
     assert [encode(r) for r in out if not isinstance(r, TableStats)]
+
+
+def _integrity(*args: str) -> dict[tuple[str, str, str, str], int]:
+    done = _croupier("integrity", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    found = [msgspec.json.decode(line) for line in done.stdout.splitlines()]
+    return {(f["scope"], f["id"], f["game"], f["test"]): f["rounds"] for f in found}
+
+
+def test_integrity_of_the_archive_is_the_streams_and_ranges_split_its_rounds(
+    archive_dir: Path, stream_file: Path
+) -> None:
+    whole = _croupier("integrity", "--json", "--archive", str(archive_dir))
+    assert whole.stdout == _croupier("integrity", "--json", str(stream_file)).stdout
+    counted = _integrity("--archive", str(archive_dir))
+    assert sum(counted.values()) > 50
+    days = open_archive(str(archive_dir), None, None).checked.days()
+    cut = len(days) // 2
+    before = _integrity("--archive", str(archive_dir), "--to", days[cut - 1])
+    after = _integrity("--archive", str(archive_dir), "--from", days[cut])
+    assert 0 < sum(before.values()) < sum(counted.values())
+    assert {k: before.get(k, 0) + after.get(k, 0) for k in counted} == counted

@@ -51,6 +51,7 @@ def _event(type_: str, **extra: Any) -> dict[str, Any]:
 
 
 OPENED = _event("round.opened", game="sicbo")
+STAFFED = _event("round.opened", game="sicbo", dealer_id="Nguyễn Văn An #3", shaker_id="bowl 7")
 CLOSED = _event("round.betting_closed", last_seq=3)
 SUSPENDED = _event("round.suspended", reason="shoe jammed")
 RESUMED = _event("round.resumed")
@@ -221,6 +222,38 @@ EXAMPLES: list[tuple[dict[str, Any], Event]] = [
         ),
     ),
     (
+        STAFFED,
+        RoundOpened(
+            v=1,
+            event_id="evt-round.opened",
+            table_id="T1",
+            round_id="R1",
+            at=AT,
+            game="sicbo",
+            dealer_id="Nguyễn Văn An #3",
+            shaker_id="bowl 7",
+        ),
+    ),
+    (
+        OPENED | {"dealer_id": None, "shaker_id": None},
+        RoundOpened(
+            v=1, event_id="evt-round.opened", table_id="T1", round_id="R1", at=AT, game="sicbo"
+        ),
+    ),
+    (
+        OPENED | {"dealer_id": "D" * 64, "shaker_id": "~"},
+        RoundOpened(
+            v=1,
+            event_id="evt-round.opened",
+            table_id="T1",
+            round_id="R1",
+            at=AT,
+            game="sicbo",
+            dealer_id="D" * 64,
+            shaker_id="~",
+        ),
+    ),
+    (
         BET | {"at": "2026-11-29T13:00:00.5+01:00"},
         BetPlaced(
             v=1,
@@ -349,6 +382,11 @@ OUT_OF_RANGE: list[tuple[dict[str, Any], str, Any]] = [
     (OPENED, "round_id", ""),
     (BET, "bet_id", ""),
     (BET, "player_id", ""),
+    *(
+        (STAFFED, field, value)
+        for field in ("dealer_id", "shaker_id")
+        for value in ("", "D" * 65, "D\t3", "D3\n", "\u200bD3", "D\u202e3", "\u0000", "\u0085")
+    ),
 ]
 
 
@@ -650,6 +688,29 @@ def test_a_pick_of_strings_is_an_invalid_field_named_pick() -> None:
 @pytest.mark.parametrize("field", ["event_id", "table_id", "round_id", "bet_id", "player_id"])
 def test_an_empty_id_is_an_invalid_field_named_after_it(field: str) -> None:
     assert_names(invalid(encoded(BET | {field: ""}), "bets"), field)
+
+
+@pytest.mark.parametrize("value", [42, 1.5, True, ["D3"], {"id": "D3"}])
+@pytest.mark.parametrize("field", ["dealer_id", "shaker_id"])
+def test_a_dealer_or_shaker_id_that_is_not_a_string_is_an_invalid_field_named_after_it(
+    field: str, value: object
+) -> None:
+    assert_names(invalid(encoded(STAFFED | {field: value}), "rounds"), field)
+
+
+def test_an_invisible_character_in_a_dealer_id_is_named_with_its_code_point() -> None:
+    result = invalid(encoded(STAFFED | {"dealer_id": "D\u200b3"}), "rounds")
+    assert result.detail == (
+        "dealer_id: expected 1 to 64 printable characters, found U+200B at character 2 "
+        "(a control, separator or invisible formatting character)"
+    )
+
+
+def test_a_round_opened_without_dealer_or_shaker_encodes_without_them() -> None:
+    decoded = decode_round(encoded(OPENED))
+    assert isinstance(decoded, RoundOpened)
+    assert b"dealer_id" not in msgspec.json.encode(decoded)
+    assert b"shaker_id" not in msgspec.json.encode(decoded)
 
 
 def _outcome_named(result: Invalid) -> None:

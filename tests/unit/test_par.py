@@ -21,8 +21,8 @@ from services.games import (
     wagers,
 )
 from services.games.par import main
-from services.games.report import percent
 from services.games.sheet import Line, ParSheet
+from services.games.sheet_render import percent
 
 MAX = 2**53 - 1
 

@@ -261,3 +261,30 @@ def _act(rnd: RoundBuilder, action: str) -> object:
             return rnd.void(reason="fault", authorized_by="ana")
         case _:
             return rnd.cancel("void")
+
+
+def test_a_round_opened_with_its_dealer_and_shaker_carries_them_on_the_wire() -> None:
+    opened = builder().open(dealer_id="D07", shaker_id="SB-01 bowl 2")
+    message = prepare(opened)
+    assert b'"dealer_id":"D07","shaker_id":"SB-01 bowl 2"' in message.value
+    assert b"dealer_id" not in prepare(builder().open()).value
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"dealer_id": ""}, "dealer_id"),
+        ({"dealer_id": "D" * 65}, "dealer_id"),
+        ({"shaker_id": "bowl\t2"}, "shaker_id"),
+        ({"dealer_id": "D7", "shaker_id": "\u200b"}, "shaker_id"),
+    ],
+)
+def test_an_invalid_dealer_or_shaker_id_is_refused_before_anything_is_emitted(
+    fields: dict[str, str], named: str
+) -> None:
+    clock = Ticking()
+    rnd = builder(clock=clock)
+    with pytest.raises(ValueError, match=f"^{named}: expected 1 to 64 printable characters"):
+        rnd.open(**fields)
+    assert rnd.phase == "new" and clock.readings == 0
+    assert encode(rnd.open()) == encode(builder(clock=Ticking()).open())

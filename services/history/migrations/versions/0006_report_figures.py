@@ -67,10 +67,10 @@ def upgrade() -> None:
         comment="the report's corrections and voids of each round, in order (n from 1), as JSON "
         "outcomes",
     )
-    from services.history import report
+    from services.history.store.report_figures import Figures
 
-    connection = op.get_bind()
-    report.store(connection, report.from_rows(connection))
+    figures = Figures(op.get_bind())
+    figures.add(figures.from_rows())
 
 
 def downgrade() -> None:

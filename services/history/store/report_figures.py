@@ -1,11 +1,12 @@
-"""The regulator's report from the read side's database: the same figures as from a replay file.
+"""The regulator's report's figures in the read side's database (a repository of a batch): the
+same figures as from a replay file.
 
 Each batch's accepted round events, decisions and adjustments are fed to the one report core,
 `services.reports.figures` (`of_batch`), and the figures it makes are added to the report's tables
-in the batch's transaction (`store`); `build` reads them back. So a report from the database and
-one from `croupier report FILE` of the same events agree figure for figure, and a report reads a
-few rows a table and day, whatever the history. `from_rows` feeds the core every stored row
-instead (the migration that made the tables fills them with it).
+in the batch's transaction (`Figures.add`); `Figures.get` reads them back. So a report from the
+database and one from `croupier report FILE` of the same events agree figure for figure, and a
+report reads a few rows a table and day, whatever the history. `Figures.from_rows` feeds the core
+every stored row instead (the migration that made the tables fills them with it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy import Connection, func, select, tuple_
 
 from services.history import bulk, schema
 from services.history.projection import Changes
+from services.history.store.dialects import Dialect, dialect_of
 from services.reports.figures import Correction, Money, Report, Rounds
 
 _JSON: Final = msgspec.json.Decoder()
@@ -28,8 +30,31 @@ the history."""
 _FATES: Final = frozenset({"round.result", "round.cancelled", "round.corrected", "round.voided"})
 
 
-def from_rows(db: Connection, table_id: str | None = None) -> Report:
-    """The report over every table (or one), from every row the database holds."""
+class Figures:
+    """The rows of `report_money`, `report_rounds` and `report_corrections`."""
+
+    def __init__(self, db: Connection, dialect: Dialect | None = None) -> None:
+        self.db = db
+        self.dialect = dialect or dialect_of(db)
+
+    def add(self, more: Report) -> None:
+        """Add these figures to the report's tables (in the caller's transaction)."""
+        _store(self.db, self.dialect.insert, more)
+
+    def corrected_so_far(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """How many corrections and voids of each of these rounds the report holds."""
+        return _corrected_so_far(self.db, keys)
+
+    def get(self, table_id: str | None = None) -> Report:
+        """The report over every table (or one), from the figures the projector keeps."""
+        return _build(self.db, table_id)
+
+    def from_rows(self, table_id: str | None = None) -> Report:
+        """The report over every table (or one), from every row the database holds."""
+        return _from_rows(self.db, table_id)
+
+
+def _from_rows(db: Connection, table_id: str | None = None) -> Report:
     report = Report()
     r, s, b, a = schema.rounds, schema.steps, schema.bets, schema.adjustments
 
@@ -99,8 +124,7 @@ _M, _R, _C = schema.report_money, schema.report_rounds, schema.report_correction
 _OUTCOME: Final = msgspec.json.Decoder(list[int | str] | None)
 
 
-def build(db: Connection, table_id: str | None = None) -> Report:
-    """The report over every table (or one), from the figures the projector keeps."""
+def _build(db: Connection, table_id: str | None = None) -> Report:
     report = Report()
     money, rounds, corrections = (select(t) for t in (_M, _R, _C))
     if table_id is not None:
@@ -187,8 +211,7 @@ def of_batch(
     return report
 
 
-def store(db: Connection, more: Report) -> None:
-    """Add these figures to the report's tables (in the caller's transaction)."""
+def _store(db: Connection, insert: Any, more: Report) -> None:
     had = Report()
     # Read to be rewritten: locked (in key order) until the commit, so that two projectors
     # sharing the partitions never add to the same figures from one old value (a table's
@@ -208,7 +231,6 @@ def store(db: Connection, more: Report) -> None:
         for row in found:
             had.rounds[(row.table_id, row.game, row.day)] = _rounds(row)
     had.add(more)
-    insert = bulk.insert_of(db)
     if had.money:
         rows = [
             msgspec.structs.asdict(m) | {"weighted_rtp": str(m.weighted_rtp)}
@@ -242,8 +264,9 @@ def store(db: Connection, more: Report) -> None:
         )
 
 
-def corrected_so_far(db: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
-    """How many corrections and voids of each of these rounds the report holds."""
+def _corrected_so_far(
+    db: Connection, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
     found: dict[tuple[str, str], int] = {}
     for chunk in bulk.chunks(sorted(keys)):
         query = (
