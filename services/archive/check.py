@@ -90,6 +90,12 @@ def check(storage: Storage, start: str | None, to: str | None) -> Checked:
         expected = next_day(day)
         if day <= through:
             files[day] = list(manifest.files)
+    if sealed and (state.sealed is None or state.sealed < sealed[-1]):
+        raise Tampered(
+            OPEN,
+            f"the archive stopped while sealing {sealed[-1]}: run `croupier archive DIR --once` "
+            "on it to finish, then read it",
+        )
     if state.previous != previous or state.sealed != (sealed[-1] if sealed else None):
         raise Tampered(
             OPEN, f"its previous SHA-256 does not match the last sealed day's manifest; {RESTORE}"

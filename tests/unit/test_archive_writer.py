@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from services.archive import lines
-from services.archive.manifest import effective_day
+from services.archive.manifest import Tampered, effective_day
 from services.archive.source import open_archive
 from services.archive.store import Directory
 from services.archive.writer import GATHER, Writer
@@ -229,3 +229,19 @@ def test_every_record_is_archived_exactly_once_whichever_write_a_crash_interrupt
         ]
         assert len(got) == len(whole)
         assert {(r, p, o): v for r, p, o, v in got} == whole
+
+
+def test_an_archive_stopped_while_sealing_is_refused_until_the_archive_finishes_it(
+    tmp_path: Path,
+) -> None:
+    writer = Writer(Directory(tmp_path))
+    writer.commit([_m(0, 0, T0)], _everyone(True, 1))
+    before = (tmp_path / "open.json").read_bytes()
+    writer.commit([_m(0, 1, T0 + DAY)], _everyone(True, 1))  # seals the 30th
+    (tmp_path / "open.json").write_bytes(before)  # as if killed before open.json was replaced
+    with pytest.raises(Tampered, match="stopped while sealing 2025-11-30: run `croupier archive"):
+        open_archive(str(tmp_path), None, None)
+    Writer(Directory(tmp_path))  # started again: it finishes the sealing
+    assert [line.o for _, line in open_archive(str(tmp_path), None, None).records("accepted")] == [
+        0
+    ]
