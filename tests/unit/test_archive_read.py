@@ -130,7 +130,7 @@ def test_a_flipped_byte_is_refused_by_every_command_with_exit_2(
     target = sorted(root.glob("days/*/accepted-0.jsonl.gz"))[0]
     lines = gzip.decompress(target.read_bytes())
     target.write_bytes(gzip.compress(lines.replace(b'"stake":', b'"stake":9', 1), mtime=0))
-    for command in ("report", "replay", "verify"):
+    for command in ("report", "replay", "verify", "integrity"):
         done = _croupier(command, "--archive", str(root))
         assert done.returncode == 2
         assert done.stdout == b""
