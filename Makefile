@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install run replay-sample test test-unit check lint types schemas reference bench \
+.PHONY: help install run replay-sample archive test test-unit check lint types schemas reference bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
         test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc
@@ -109,6 +109,9 @@ bench-recovery: $(STAMP) broker ## takeover after kill -9 at 200,000 and 2,000,0
 
 simulate: $(STAMP) ## publish a simulated floor of all three games to Kafka (Ctrl-C stops)
 	$(BIN)/croupier simulate
+
+archive: $(STAMP) ## archive accepted and rejected into .data/archive until caught up (croupier archive --once)
+	$(BIN)/croupier archive .data/archive --once
 
 wallet: $(STAMP) ## credit committed settlements, refunds and adjustments to .data/wallet.sqlite and print balances
 	$(BIN)/croupier wallet --report
