@@ -21,7 +21,7 @@ from sqlalchemy import (
     tuple_,
 )
 
-from services.history import answers, schema
+from services.history import answers, integrity, schema
 from services.history.answers import decoded
 from services.history.models import AdjustmentOut, BetsPage, RoundOut, TableOut
 from services.history.paging import encode_cursor
@@ -30,6 +30,7 @@ from services.history.store.dialects import dialect_of
 from services.history.store.report_figures import Figures
 from services.history.views import Key
 from services.reports.figures import Report
+from services.statistics.integrity import WINDOW, Finding, ScopeKind
 
 _B = schema.bets
 _R = schema.rounds
@@ -213,6 +214,13 @@ class Reads:
         projector keeps, read in one snapshot."""
         with self.snapshot.connect() as db, db.begin():
             return Figures(db, self.dialect).get(table_id)
+
+    def integrity(
+        self, window: int = WINDOW, scope: ScopeKind | None = None, game: str | None = None
+    ) -> list[Finding]:
+        """The outcome integrity tests of `croupier integrity --json`, over the database."""
+        with self.engine.connect() as db:
+            return integrity.findings(db, window=window, scope=scope, game=game)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""

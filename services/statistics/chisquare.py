@@ -7,8 +7,6 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from scipy.stats import chi2  # type: ignore[import-untyped]
-
 
 def statistic(observed: Sequence[int], probabilities: Sequence[Fraction]) -> float:
     """Pearson's sum of (O - E)^2 / E over the classes, E = n P with n the total count: computed
@@ -28,7 +26,11 @@ def statistic(observed: Sequence[int], probabilities: Sequence[Fraction]) -> flo
 
 
 def survival(x: float, df: int) -> float:
-    """Q(x; df) = P(X >= x) for X chi-square with `df` degrees of freedom: SciPy's `chi2.sf`."""
+    """Q(x; df) = P(X >= x) for X chi-square with `df` degrees of freedom: SciPy's `chi2.sf`
+    (imported at the first test: `scipy.stats` takes 1.5 s to import, and the projector, which
+    keeps the rounds the tests count, starts without it)."""
+    from scipy.stats import chi2  # type: ignore[import-untyped]
+
     if df < 1:
         raise ValueError("degrees of freedom are at least 1")
     if math.isnan(x):

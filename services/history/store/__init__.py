@@ -3,8 +3,9 @@
 A batch's rows, its counters and the Kafka positions it consumed commit together or not at all
 (`uow.UnitOfWork`); the positions move only from the values this projector read, so a second
 projector on the same database can never apply a batch twice. Each aggregate has its repository
-(`bets`, `timelines`, `tables`, `report_figures`, `integrity`); where PostgreSQL and SQLite differ, their
-adapters (`postgres`, `sqlite`: a `dialects.Dialect` each) do, chosen once when the store is made.
+(`bets`, `timelines`, `tables`, `report_figures`, `integrity`); where PostgreSQL and SQLite
+differ, their adapters (`postgres`, `sqlite`: a `dialects.Dialect` each) do, chosen once when the
+store is made.
 """
 
 from __future__ import annotations

@@ -52,9 +52,7 @@ class Outcomes:
             else:
                 kept.append(row_of(state))
         for chunk in bulk.chunks(gone):
-            self.db.execute(
-                delete(_T).where(tuple_(_T.c.table_id, _T.c.round_id).in_(list(chunk)))
-            )
+            self.db.execute(delete(_T).where(tuple_(_T.c.table_id, _T.c.round_id).in_(list(chunk))))
         if kept:
             stmt = self.dialect.insert(_T)
             self.db.execute(
@@ -71,15 +69,19 @@ _CHANGING: Final = ("game", "dealer_id", "shaker_id", "at", "outcome")
 
 def row_of(state: State) -> dict[str, Any]:
     """A state as its row of `integrity_rounds`."""
-    counted = isinstance(state, CountedRound)
+    at, outcome = (
+        (state.at, _ENCODE(state.outcome).decode())
+        if isinstance(state, CountedRound)
+        else (None, None)
+    )
     return {
         "table_id": state.table_id,
         "round_id": state.round_id,
         "game": state.game,
         "dealer_id": state.dealer_id,
         "shaker_id": state.shaker_id,
-        "at": state.at if counted else None,
-        "outcome": _ENCODE(state.outcome).decode() if counted else None,
+        "at": at,
+        "outcome": outcome,
     }
 
 

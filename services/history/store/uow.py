@@ -4,7 +4,8 @@ repositories that write in it.
 `with UnitOfWork(...) as uow:` begins the transaction and moves the Kafka positions the batch
 consumed, each only from the value this projector read (Conflict otherwise: another projector
 moved them, and nothing is written); the repositories (`uow.bets`, `uow.rounds`, `uow.tables`,
-`uow.figures`, `uow.outcomes`) write the batch; `uow.commit()` adds what it counted to the counters and commits.
+`uow.figures`, `uow.outcomes`) write the batch; `uow.commit()` adds what it counted to the
+counters and commits.
 Leaving the block without a commit rolls everything back, positions included, so a batch is
 applied whole and once, or not at all.
 """
