@@ -203,7 +203,7 @@ async def metrics(request: web.Request) -> web.Response:
     reads = request.app[READS]
     counters = await asyncio.to_thread(reads.counters)
     pending = await asyncio.to_thread(reads.pending)
-    found = await asyncio.to_thread(reads.integrity)
+    found = await asyncio.to_thread(reads.verdicts)
     text = exposition(counters, pending=pending, lag=await request.app[LAG](), integrity=found)
     return web.Response(text=text, headers={"Content-Type": METRICS_TYPE})
 

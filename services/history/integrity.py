@@ -76,6 +76,6 @@ def findings(
     """Every test of every scope's window (one kind of scope, one game, when given), as
     `croupier integrity --json` lists them."""
     scopes = SCOPES if scope is None else (scope,)
-    rows = db.execute(_windows(scopes, game), {"window": window})
-    found = evaluate((counted_of(row) for row in rows), window, thresholds)
+    rows = db.execute(_windows(scopes, game), {"window": window}).tuples()
+    found = evaluate(map(counted_of, rows), window, thresholds)
     return [f for f in found if f.scope in scopes]

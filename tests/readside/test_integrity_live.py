@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import subprocess
 import sys
 from functools import cache
@@ -26,8 +27,8 @@ from services.history.store import Store
 from services.settlement.fold import DEFAULT_HORIZON
 from services.simulation.simulator import Config, Simulation, Situations
 from services.statistics.command import findings
-from tests.committed import commit_inputs
-from tests.database import project_all
+from tests.committed import commit_inputs, shuffled
+from tests.database import project, project_all
 from tests.tokens import ED, HeldKeys, bearer, token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,3 +220,21 @@ def test_the_live_figures_equal_the_replays_whatever_the_batches(engine: Engine)
     [(_, found)] = ask(engine, "/integrity?window=100")
     offline = findings([raw for _, raw in inputs], window=100, horizon=DEFAULT_HORIZON)
     assert found == [msgspec.to_builtins(f) for f in offline]
+
+
+def test_the_metric_is_tested_again_once_a_batch_has_been_projected(engine: Engine) -> None:
+    committed = commit_inputs(floor(), batch=40)
+    rng = random.Random(3)
+    messages = shuffled(committed, rng)
+    half = len(messages) // 2
+    reads = Reads(engine)
+    project(Store(engine), messages[:half], rng)
+    before = reads.verdicts()
+    assert before == reads.integrity() != []
+    with engine.begin() as db:  # no batch: the positions stay, and so do the verdicts
+        db.execute(delete(schema.integrity_rounds))
+    assert reads.verdicts() == before and reads.integrity() == []
+
+    project(Store(engine), messages[half:], rng)
+
+    assert reads.verdicts() == reads.integrity() != before

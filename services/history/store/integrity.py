@@ -15,9 +15,10 @@ import msgspec
 from sqlalchemy import Connection, delete, select, tuple_
 
 from services.history import bulk, schema
+from services.history.memo import Memo
 from services.history.store.dialects import Dialect
 from services.statistics.counted import Counted, Opening, RoundKey, State
-from services.statistics.integrity import CountedRound
+from services.statistics.integrity import CountedRound, Outcome
 
 _T: Final = schema.integrity_rounds
 _OUTCOME: Final = msgspec.json.Decoder(tuple[int | str, ...])
@@ -99,13 +100,24 @@ def state_of(row: Any) -> State:
 
 
 def counted_of(row: Any) -> CountedRound:
-    """A counted round's row (`outcome` not null) as the tests take it."""
+    """A counted round's row (`outcome` not null, its columns in the table's order) as the tests
+    take it."""
+    table_id, round_id, game, dealer_id, shaker_id, at, outcome = row
     return CountedRound(
-        table_id=row.table_id,
-        round_id=row.round_id,
-        game=row.game,
-        at=row.at,
-        outcome=_OUTCOME.decode(row.outcome),  # type: ignore[arg-type]
-        dealer_id=row.dealer_id,
-        shaker_id=row.shaker_id,
+        table_id=table_id,
+        round_id=round_id,
+        game=game,
+        at=at,
+        outcome=_outcome(outcome),
+        dealer_id=dealer_id,
+        shaker_id=shaker_id,
     )
+
+
+def _decode(text: str) -> Outcome:
+    found: Outcome = _OUTCOME.decode(text)  # type: ignore[assignment]
+    return found
+
+
+_outcome: Final = Memo(_decode, size=1024)
+"""An outcome from its JSON text: at most 216 distinct dice and 16 distinct discs."""
