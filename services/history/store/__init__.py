@@ -104,10 +104,11 @@ def _integrity(uow: UnitOfWork, changes: Changes) -> None:
     keys = sorted({(e.table_id, e.round_id) for e, _ in changes.round_events})
     if not keys:
         return
-    counted = Counted(uow.outcomes.get(keys))
+    known = uow.outcomes.get(keys)
+    counted = Counted(known)
     for event_, _ in changes.round_events:
         counted.accept(event_)
-    uow.outcomes.put(counted, keys)
+    uow.outcomes.put(counted, keys, known)
 
 
 def _rounds(

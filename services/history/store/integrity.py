@@ -42,12 +42,17 @@ class Outcomes:
             found += (state_of(row) for row in rows)
         return found
 
-    def put(self, counted: Counted, keys: Iterable[RoundKey]) -> None:
-        """Write what the batch left of these rounds: their states, or no row."""
+    def put(self, counted: Counted, keys: Iterable[RoundKey], known: Iterable[State] = ()) -> None:
+        """Write what the batch left of these rounds, those it changed only: their states, or
+        no row. `known`: their states before it (`get`)."""
+        before = {(s.table_id, s.round_id): s for s in known}
         kept: list[dict[str, Any]] = []
         gone: list[RoundKey] = []
         for key in sorted(keys):
             state = counted.state(key)
+            had = before.get(key)
+            if state == had:
+                continue  # a bet, a close, a suspension: nothing to write
             if state is None:
                 gone.append(key)
             else:
