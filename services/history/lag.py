@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from aiokafka import AIOKafkaConsumer, TopicPartition  # type: ignore[import-untyped]
-from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 
-from services.history.projector import partitions_of, sources
+from services import reading
+from services.history.partitions import connected, partitions_of, sources
 from services.history.queries import Reads
-from services.security import clients
+from services.history.store import Position
 from services.settings import Settings
 
 log = logging.getLogger("croupier.lag")
+TIMEOUT = 5.0
+"""Seconds the brokers have to tell the ends before the lag is unknown (a scrape waits for it)."""
 
 
 class Lag:
@@ -22,46 +25,43 @@ class Lag:
     def __init__(self, settings: Settings, reads: Reads) -> None:
         self.settings = settings
         self.reads = reads
-        self.consumer: AIOKafkaConsumer | None = None
-        self.partitions: list[TopicPartition] = []
+        self.admin: AdminClient | None = None
+        self.partitions: list[Position] = []
         self.stopping = asyncio.Event()
 
     async def run(self) -> None:
-        """Find the partitions, then keep a consumer open for the end offsets until stopped."""
+        """Find the partitions, then keep an admin client for the end offsets until stopped."""
         s = self.settings
-        found = await partitions_of(s, sorted(sources(s)), self.stopping)
+        admin = await connected(s, self.stopping, "api")
+        found = (
+            None
+            if admin is None
+            else await partitions_of(s, admin, list(sources(s)), self.stopping)
+        )
         if found is None:
             return
-        consumer = AIOKafkaConsumer(
-            **clients.aiokafka(s),
-            group_id=None,
-            client_id=f"{s.group_id}-api",
-            enable_auto_commit=False,
-            isolation_level="read_committed",
-        )
-        await consumer.start()
-        self.consumer, self.partitions = consumer, found
+        self.admin, self.partitions = admin, found
         try:
             await self.stopping.wait()
         finally:
-            self.consumer, self.partitions = None, []
-            await consumer.stop()
+            self.admin, self.partitions = None, []
 
     def stop(self) -> None:
         self.stopping.set()
 
     async def __call__(self) -> int | None:
         """Messages behind; None while the topics or the projector's positions are not there."""
-        consumer, partitions = self.consumer, self.partitions
-        if consumer is None or not partitions:
+        admin, partitions = self.admin, self.partitions
+        if admin is None or not partitions:
             return None
         try:
-            ends = await consumer.end_offsets(partitions)
-        except (TimeoutError, KafkaError, AssertionError) as error:
-            log.info("cannot measure the lag (%r)", error)
+            ends = await asyncio.to_thread(
+                reading.offsets, admin, partitions, earliest=False, timeout=TIMEOUT
+            )
+        except KafkaException as error:
+            log.info("cannot measure the lag (%s)", error)
             return None
         stored = await asyncio.to_thread(self.reads.positions)
-        if any((tp.topic, tp.partition) not in stored for tp in partitions):
+        if any(key not in stored for key in partitions):
             return None
-        lag: int = sum(max(0, ends[tp] - stored[(tp.topic, tp.partition)]) for tp in partitions)
-        return lag
+        return sum(max(0, ends[key] - stored[key]) for key in partitions)

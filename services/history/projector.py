@@ -1,13 +1,14 @@
 """The projector: croupier's committed output into the read side's database, exactly once.
 
-One aiokafka consumer (`read_committed`, no group) is assigned every partition of the accepted
-(the workers' journals), table-stats and rejected topics (or, one of several projectors sharing
-them, its shard of those partitions: `owned`) and seeks to the positions stored in the database.
-Each batch is applied in one database transaction together with the positions it moved to, so a
-restart resumes exactly after the last committed batch, and a batch is never applied twice (a
-redelivery is a position already passed). The next batch is read and decoded while the database
-writes the one before; nothing else is kept in memory between batches, so restart time and
-memory do not grow with the history.
+One librdkafka consumer (`read_committed`, in no group: `reading.reader`) is assigned every
+partition of the accepted (the workers' journals), table-stats and rejected topics (or, one of
+several projectors sharing them, its shard of those partitions: `owned`) at the positions stored in
+the database. Each batch is applied in one database transaction together with the positions it
+moved to, so a restart resumes exactly after the last committed batch, and a batch is never applied
+twice (a redelivery is a position already passed). The next batch is read and decoded while the
+database writes the one before; nothing else is kept in memory between batches, so restart time and
+memory do not grow with the history. librdkafka's calls block: each read runs in a thread, for at
+most 200 ms, so that the event loop (and the API beside it) goes on meanwhile.
 """
 
 from __future__ import annotations
@@ -18,25 +19,26 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-from aiokafka import (  # type: ignore[import-untyped]
-    AIOKafkaConsumer,
-    ConsumerRecord,
-    TopicPartition,
-)
-from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
-from aiokafka.errors import KafkaError  # type: ignore[import-untyped]
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from services import collector
+from services import collector, reading
 from services.history import pacing
-from services.history.projection import SOURCES, Changes, Source
+from services.history.partitions import (
+    REFUSED,
+    connected,
+    failed,
+    kafka,
+    owned,
+    partitions_of,
+    sources,
+)
+from services.history.projection import Changes
 from services.history.recreated import ahead
 from services.history.store import Conflict, Position, Prepared, Store
-from services.security import clients
-from services.security.denied import TOPIC_AUTHORIZATION_FAILED, AccessDenied
-from services.security.login import Unreachable, login
 from services.settings import Settings
 
 log = logging.getLogger("croupier.projector")
@@ -45,71 +47,27 @@ PROGRESS_EVERY_S = 30.0
 """How often the projector logs what it projected (at the first batch written after)."""
 
 
-def sources(settings: Settings) -> dict[str, Source]:
-    """The topic name of each input of the projector."""
-    return dict(zip(settings.projected, SOURCES, strict=True))
+def reader(settings: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
+    """The projector's consumer (`reading.reader`), the end of each partition told."""
+    return reading.reader(
+        settings,
+        "projector",
+        **{
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+            "max.partition.fetch.bytes": 4 * 1024 * 1024,
+            "fetch.max.bytes": 32 * 1024 * 1024,
+            "error_cb": on_error,
+        },
+    )
 
 
-async def partitions_of(
-    settings: Settings, topics: list[str], stopping: asyncio.Event
-) -> list[TopicPartition] | None:
-    """Every partition of the topics, waiting (and saying so) while some do not exist; a
-    refusal of the brokers (login, or a topic this principal may not describe) is AccessDenied."""
-    while not stopping.is_set():
-        try:
-            await login(settings)
-            break
-        except Unreachable as error:
-            log.warning("%s; retrying", error)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), timeout=2)
-    admin = AIOKafkaAdminClient(**clients.aiokafka(settings))
-    while not stopping.is_set():
-        try:
-            await admin.start()
-            break
-        except (KafkaError, OSError) as error:
-            log.warning("cannot reach Kafka at %s (%r); retrying", settings.kafka_bootstrap, error)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), timeout=2)
-    try:
-        while not stopping.is_set():
-            found: dict[str, list[int]] = {}
-            try:
-                described = await admin.describe_topics(sorted(topics))
-                refused = [
-                    m["topic"] for m in described if m["error_code"] == TOPIC_AUTHORIZATION_FAILED
-                ]
-                if refused:
-                    who = clients.principal(settings)
-                    raise AccessDenied(
-                        f"{who} is not allowed to project the read side: the brokers refused "
-                        f"Describe and Read on topics {', '.join(sorted(refused))}; run it as the "
-                        "readside role (.data/kafka/clients/readside.env), or have the operator "
-                        "grant it in services/roles.py (`croupier acls`, as admin)",
-                        principal=who,
-                    )
-                for meta in described:
-                    if meta["error_code"] == 0 and meta["partitions"]:
-                        found[meta["topic"]] = sorted(p["partition"] for p in meta["partitions"])
-            except KafkaError as error:
-                log.warning("cannot describe the topics (%r); retrying", error)
-            missing = sorted(set(topics) - set(found))
-            if not missing:
-                return [TopicPartition(t, p) for t, parts in sorted(found.items()) for p in parts]
-            log.warning("topics %s do not exist yet (run `croupier topics`); waiting", missing)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), timeout=2)
-        return None
-    finally:
-        await admin.close()
+class Record(NamedTuple):
+    """What the projector keeps of a Kafka record (`Changes.feed_all` reads value and timestamp)."""
 
-
-def owned(partitions: list[TopicPartition], shard: tuple[int, int]) -> list[TopicPartition]:
-    """The partitions shard `i` of `n` projects: those numbered i modulo n, of every topic (a
-    table's journals and board have the same number, so one shard has all of a table)."""
-    index, count = shard
-    return [tp for tp in partitions if tp.partition % count == index]
+    offset: int
+    timestamp: int
+    value: bytes
 
 
 @dataclass
@@ -165,10 +123,23 @@ class Projector:
         self.stopping = asyncio.Event()
         self.progress = Progress()
         self.ready = asyncio.Event()
-        self.clocks: dict[TopicPartition, int | None] = {}
+        self.clocks: dict[Position, int | None] = {}
         """The latest timestamp read from each partition (pacing)."""
-        self.waiting: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = {}
+        self.waiting: dict[Position, list[Record]] = {}
         """Records read past the pacing bound, not fed yet, in offset order per partition."""
+        self.reached: dict[Position, int] = {}
+        """Where each partition's reading is: after its last record, or at its end once there."""
+        self.ended: set[Position] = set()
+        """The partitions read to their last stable offset (librdkafka said so) since their last
+        record."""
+        self.paused: set[Position] = set()
+        """The partitions not fetched for now: far enough ahead of the others in Kafka time."""
+        self.failed: KafkaError | None = None
+        """An error of the consumer it cannot recover from (librdkafka's fatal ones, a login
+        refused); the projector stops on it."""
+        self.reading: asyncio.Future[list[Any]] | None = None
+        self.told: set[int] = set()
+        """The errors of the client told since the last record read (not told again)."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -180,27 +151,21 @@ class Projector:
 
     async def _project(self) -> None:
         s = self.settings
-        consumer = AIOKafkaConsumer(
-            **clients.aiokafka(s),
-            group_id=None,
-            client_id=f"{s.group_id}-projector",
-            enable_auto_commit=False,
-            isolation_level="read_committed",
-            auto_offset_reset="earliest",
-            max_partition_fetch_bytes=4 * 1024 * 1024,
-            fetch_max_bytes=32 * 1024 * 1024,
-        )
         began = time.monotonic()
-        every = await partitions_of(s, sorted(self.roles), self.stopping)
-        if every is None:
+        admin = await connected(s, self.stopping, "projector")
+        every = (
+            None
+            if admin is None
+            else await partitions_of(s, admin, list(self.roles), self.stopping)
+        )
+        if admin is None or every is None:
             return
         partitions = owned(every, self.shard)
         found = time.monotonic()
-        await consumer.start()
+        consumer = reader(s, self._error)
         writing: asyncio.Task[bool] | None = None
         try:
-            consumer.assign(partitions)
-            at = await self._resume(consumer, partitions)
+            at = await self._resume(consumer, admin, partitions)
             self.ready.set()
             log.info(
                 "projecting %d partitions of %s, shard %d of %d (topics found in %.2f s, consumer "
@@ -220,14 +185,13 @@ class Projector:
                 # line, and waits for no encoding when the write before ends).
                 batch, count = await self._gather(consumer, writing)
                 moves: dict[Position, tuple[int, int]] = {}
-                for tp in partitions:
-                    key = (tp.topic, tp.partition)
-                    now = await self._position(consumer, tp)
+                for key in partitions:
+                    now = self._position(key)
                     if now != at[key]:
                         moves[key] = (at[key], now)
                 if writing is not None and not await writing:
                     writing = None
-                    at = await self._resume(consumer, partitions)  # this batch is dropped
+                    at = await self._resume(consumer, admin, partitions)  # this batch is dropped
                     continue
                 writing = None
                 if moves:
@@ -240,99 +204,157 @@ class Projector:
                 writing.cancel()
                 with contextlib.suppress(BaseException):
                     await writing
-            await consumer.stop()
+            if self.reading is not None:
+                await asyncio.wait([self.reading])
+            await asyncio.to_thread(consumer.close)
             log.info("stopped; projected %s", self.progress.report(0))
 
     async def _resume(
-        self, consumer: AIOKafkaConsumer, partitions: list[TopicPartition]
+        self, consumer: Consumer, admin: AdminClient, partitions: list[Position]
     ) -> dict[Position, int]:
-        """Seek every partition to its stored position (a new one to its beginning)."""
-        beginnings = await consumer.beginning_offsets(partitions)
-        ends = await consumer.end_offsets(partitions)
-        wanted = {(tp.topic, tp.partition): beginnings[tp] for tp in partitions}
-        stored = await self._database(lambda: self.store.begin_at(wanted))
-        recreated = ahead(stored, {(tp.topic, tp.partition): end for tp, end in ends.items()})
+        """Assign every partition at its stored position (a new one at its beginning)."""
+        beginnings = await kafka(
+            self.settings, self.stopping, lambda: reading.offsets(admin, partitions, earliest=True)
+        )
+        ends = await kafka(
+            self.settings, self.stopping, lambda: reading.offsets(admin, partitions, earliest=False)
+        )
+        stored = await self._database(lambda: self.store.begin_at(beginnings))
+        recreated = ahead(stored, ends)
         if recreated is not None:
             raise recreated
-        for tp in partitions:
-            consumer.seek(tp, max(stored[(tp.topic, tp.partition)], beginnings[tp]))
+        self.reached = {key: max(stored[key], beginnings[key]) for key in partitions}
+        consumer.assign([TopicPartition(t, p, self.reached[(t, p)]) for t, p in partitions])
         self.clocks = dict.fromkeys(partitions)
         self.waiting = {}
+        self.ended = set()
+        self.paused = set()
         return stored
 
     async def _gather(
-        self, consumer: AIOKafkaConsumer, writing: asyncio.Future[bool] | None
+        self, consumer: Consumer, writing: asyncio.Future[bool] | None
     ) -> tuple[Prepared, int]:
         """The next batch: what arrives within 100 ms, and for as long as the batch before is
         still being written, up to max_messages inputs and decisions (a transaction costs a
         commit and a dozen statements whatever its size); read in step across partitions by
-        timestamp, and fed only up to the bound of the partitions behind (pacing): the rest
-        waits for the next batch."""
+        timestamp (the partitions ahead are paused), and fed only up to the bound of the
+        partitions behind (pacing): the rest waits for the next batch."""
         changes = Changes()
         preparing = self.store.preparing(changes)
-        clocks, waiting = self.clocks, self.waiting
         count = 0
         gathering = time.monotonic() + 0.1
-        everything = False
         while changes.size < self.max_messages:
             busy = writing is not None and not writing.done()
-            left = int((gathering - time.monotonic()) * 1000)
+            left = gathering - time.monotonic()
             if count and not busy and left <= 0:
                 break
-            wait = 20 if busy else max(0, left) if count else 200
-            idle = await self._idle(consumer)
-            chosen = [
-                tp
-                for tp in (list(clocks) if everything else pacing.due(clocks, idle))
-                if not waiting.get(tp)
-            ]
-            batch = (
-                await consumer.getmany(*chosen, timeout_ms=wait, max_records=pacing.STEP)
-                if chosen
-                else {}
-            )
-            for tp, records in batch.items():
-                if records:
-                    waiting.setdefault(tp, []).extend(records)
-                    latest = max(record.timestamp for record in records)
-                    clocks[tp] = max(latest, clocks[tp] or latest)
-            fed = self._feed(changes, pacing.bound(clocks, await self._idle(consumer)))
+            self._pace(consumer)
+            wait = 0.02 if busy else max(0.0, left) if count else 0.2
+            read = self._take(await self._read(consumer, wait))
+            fed = self._feed(changes, pacing.bound(self.clocks, self._idle()))
             count += fed
             preparing.take()
-            # Nothing came from the partitions behind: read from all before deciding again.
-            everything = not batch and len(chosen) < len(clocks)
-            if not batch and not fed and not busy and not everything:
+            if not read and not fed and not busy:
                 break
         return preparing.done(), count
+
+    async def _read(self, consumer: Consumer, wait: float) -> list[Any]:
+        """`reading.take` in a thread, shielded: a projector cancelled meanwhile closes the
+        consumer only once the read is over (librdkafka's handle is not shared across a close)."""
+        loop = asyncio.get_running_loop()
+        self.reading = loop.run_in_executor(None, reading.take, consumer, pacing.STEP, wait)
+        return await asyncio.shield(self.reading)
+
+    def _pace(self, consumer: Consumer) -> None:
+        """Pause the partitions ahead that hold a read's worth of records waiting (pacing.due
+        tells the ones behind), and resume them once behind or drained: reading them further
+        would only fill memory with records that wait."""
+        behind = set(pacing.due(self.clocks, self._idle()))
+        hold = [
+            key
+            for key, records in self.waiting.items()
+            if len(records) >= pacing.STEP and key not in behind and key not in self.paused
+        ]
+        free = [key for key in self.paused if key in behind or not self.waiting.get(key)]
+        if hold:
+            consumer.pause([TopicPartition(t, p) for t, p in hold])
+            self.paused.update(hold)
+        if free:
+            consumer.resume([TopicPartition(t, p) for t, p in free])
+            self.paused.difference_update(free)
+
+    def _take(self, messages: list[Any]) -> int:
+        """Keep what a read returned, waiting; how many records that was. The end of a partition
+        marks it idle; an error of the consumer is told, or raised when it is for good."""
+        waiting, clocks, reached, ended = self.waiting, self.clocks, self.reached, self.ended
+        read = 0
+        for message in messages:
+            error = message.error()
+            key = (message.topic(), message.partition())
+            if error is None:
+                offset: int = message.offset()
+                timestamp: int = message.timestamp()[1]
+                records = waiting.get(key)
+                if records is None:
+                    records = waiting[key] = []
+                records.append(Record(offset, timestamp, message.value()))
+                clock = clocks.get(key)
+                if clock is None or timestamp > clock:
+                    clocks[key] = timestamp
+                reached[key] = offset + 1
+                ended.discard(key)
+                read += 1
+            elif error.code() == KafkaError._PARTITION_EOF:
+                reached[key] = max(reached[key], message.offset())
+                ended.add(key)
+            else:
+                self._message_error(message, error)
+        if self.failed is not None:
+            failed(self.settings, self.failed)
+        if read:
+            self.told.clear()
+        return read
+
+    def _message_error(self, message: Any, error: KafkaError) -> None:
+        """An error the consumer returned: a refusal or a fatal error stops the projector; the
+        others (a topic deleted under it, a leader moving) are told, and librdkafka goes on."""
+        if error.fatal() or error.code() in REFUSED:
+            failed(self.settings, error)
+        if reading.unused_group(error):
+            log.info("the brokers refuse this principal the group id it never uses (%s)", error)
+            return
+        where = f" {message.topic()}[{message.partition()}]" if message.topic() else ""
+        log.warning("reading%s: %s", where, error)
+
+    def _error(self, error: KafkaError) -> None:
+        """librdkafka's errors of the client (in the reading thread): a broker down, say, which
+        it rides out itself, is told once an outage; a fatal one, or a login refused, stops the
+        projector."""
+        if error.fatal() or error.code() in REFUSED:
+            self.failed = error
+        elif error.code() not in self.told:
+            self.told.add(error.code())
+            log.warning("Kafka: %s (librdkafka tries again)", error)
 
     def _feed(self, changes: Changes, limit: float) -> int:
         """Feed every partition's waiting records up to `limit`, in offset order; how many."""
         fed = 0
-        for tp, records in self.waiting.items():
+        for key, records in self.waiting.items():
             n = pacing.ready((record.timestamp for record in records), limit)
             if n:
-                changes.feed_all(self.roles[tp.topic], records[:n])
+                changes.feed_all(self.roles[key[0]], records[:n])
                 del records[:n]
                 fed += n
         return fed
 
-    async def _position(self, consumer: AIOKafkaConsumer, tp: TopicPartition) -> int:
+    def _position(self, key: Position) -> int:
         """Where this partition's batch ends: its first record read but not fed, if any."""
-        records = self.waiting.get(tp)
-        if records:
-            offset: int = records[0].offset
-            return offset
-        position: int = await consumer.position(tp)
-        return position
+        records = self.waiting.get(key)
+        return records[0].offset if records else self.reached[key]
 
-    async def _idle(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
+    def _idle(self) -> list[Position]:
         """The partitions fed up to their last stable offset (as far as the consumer knows)."""
-        idle = []
-        for tp in self.clocks:
-            end = consumer.last_stable_offset(tp)
-            if end is not None and not self.waiting.get(tp) and await consumer.position(tp) >= end:
-                idle.append(tp)
-        return idle
+        return [key for key in self.clocks if key in self.ended and not self.waiting.get(key)]
 
     async def _write(
         self, batch: Prepared, moves: dict[Position, tuple[int, int]], count: int

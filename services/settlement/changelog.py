@@ -20,7 +20,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from services.security import clients
+from services import reading
 from services.settings import Settings
 from services.settlement import state
 from services.settlement.state import StateError
@@ -29,8 +29,6 @@ from services.settlement.store import Found
 WINDOW = 512
 """Offsets read back from the end at first to find the latest position record (then 8 times more,
 as long as none is found: an aborted transaction after it holds records too)."""
-TIMEOUT = 30.0
-"""Seconds a metadata or offsets request may take before the read fails (and is tried again)."""
 
 
 @dataclass(kw_only=True)
@@ -60,21 +58,17 @@ class Log:
 
 
 def reader(settings: Settings, **extra: Any) -> Consumer:
-    """A read_committed consumer of assigned partitions (it joins no group and commits nothing;
-    librdkafka asks for a group id all the same, so it is the worker's own)."""
-    return Consumer(
-        {
-            **clients.librdkafka(settings),
-            "group.id": settings.group_id,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "isolation.level": "read_committed",
+    """A read_committed consumer of assigned partitions that reads each to its end."""
+    return reading.reader(
+        settings,
+        "restore",
+        **{
             "enable.partition.eof": True,
             "fetch.wait.max.ms": 10,
             "fetch.max.bytes": 64 * 1024 * 1024,
             "max.partition.fetch.bytes": 16 * 1024 * 1024,
             **extra,
-        }
+        },
     )
 
 
@@ -86,7 +80,7 @@ def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
     logs = {p: Log(entries={}) for p in partitions}
     consumer = reader(settings)
     try:
-        bounds = {tp.partition: bounds_of(consumer, tp) for tp in tps}
+        bounds = {tp.partition: reading.bounds_of(consumer, tp) for tp in tps}
         firsts = {p: first for p, (first, _) in bounds.items()}
         ends = {p: end for p, (_, end) in bounds.items()}
         positions = _positions(consumer, settings.topic_state, firsts, ends)
@@ -118,16 +112,10 @@ def open_transactions(settings: Settings, ends: dict[int, int]) -> list[int]:
         return [
             p
             for p, end in ends.items()
-            if bounds_of(consumer, TopicPartition(settings.topic_state, p))[1] > end
+            if reading.bounds_of(consumer, TopicPartition(settings.topic_state, p))[1] > end
         ]
     finally:
         consumer.close()
-
-
-def bounds_of(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
-    """The first offset a partition holds and its last stable offset (read_committed's end)."""
-    first, end = consumer.get_watermark_offsets(tp, timeout=TIMEOUT, cached=False)
-    return max(first, 0), max(end, 0)
 
 
 def scan(
@@ -144,7 +132,7 @@ def scan(
     consumer.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in sorted(open_)])
     try:
         while open_:
-            for message in take(consumer, 50_000, 0.5):
+            for message in reading.take(consumer, 50_000, 0.5):
                 tp: tuple[str, int] = (message.topic(), message.partition())
                 error = message.error()
                 if error is not None:
@@ -163,15 +151,6 @@ def scan(
                     open_.discard(tp)
     finally:
         consumer.unassign()
-
-
-def take(consumer: Consumer, most: int, timeout: float) -> list[Any]:
-    """What the consumer holds now, up to `most` messages, waiting at most `timeout` for the
-    first (librdkafka's `consume` would wait the whole timeout for a batch to fill)."""
-    first = consumer.poll(timeout)
-    if first is None:
-        return []
-    return [first, *consumer.consume(num_messages=most - 1, timeout=0)]
 
 
 def start_of(position: state.Position | None, first: int, end: int) -> int:

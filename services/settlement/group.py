@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
-from services.security import clients
+from services import reading
 from services.security.denied import AccessDenied, explain
 from services.settings import Settings
 from services.settlement.routing import Topics
@@ -20,14 +20,10 @@ from services.settlement.routing import Topics
 
 def consumer(s: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
     """The worker's consumer of `rounds` and `bets` (read_committed)."""
-    return Consumer(
-        {
-            **clients.librdkafka(s),
-            "group.id": s.group_id,
-            "client.id": f"{s.group_id}-consumer",
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "isolation.level": "read_committed",
+    return reading.reader(
+        s,
+        "consumer",
+        **{
             "auto.offset.reset": "earliest",
             "partition.assignment.strategy": "range",
             "session.timeout.ms": s.session_timeout_ms,
@@ -37,7 +33,7 @@ def consumer(s: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
             "fetch.wait.max.ms": 100,
             "error_cb": on_error,
             **({"group.instance.id": s.instance_id} if s.instance_id else {}),
-        }
+        },
     )
 
 

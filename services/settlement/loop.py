@@ -21,10 +21,11 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from services import reading
 from services.security.denied import AccessDenied
 from services.security.login import Unreachable, check
 from services.settings import Settings
-from services.settlement import batch, changelog, group, rebalance
+from services.settlement import batch, group, rebalance
 from services.settlement import idle as idle_work
 from services.settlement.metrics import Metrics
 from services.settlement.misrouted import Homes
@@ -128,7 +129,7 @@ class Engine:
             idle = time.monotonic()
             while not self.stopping.is_set():
                 assignments = self.assignments
-                messages = changelog.take(self.consumer, s.batch_records, 0.2)
+                messages = reading.take(self.consumer, s.batch_records, 0.2)
                 if self.assignments != assignments:
                     # tasks were built inside `take`: what it returned may have been fetched
                     # before (past their positions); dropped, and read again from them

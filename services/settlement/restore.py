@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from services import collector
+from services import collector, reading
 from services.settings import Settings
 from services.settlement import changelog, state
 from services.settlement.fold import Fold
@@ -64,7 +64,7 @@ def build(
     reader = changelog.reader(s)
     try:
         beginnings = {
-            (role, p): changelog.bounds_of(reader, TopicPartition(topic, p))[0]
+            (role, p): reading.bounds_of(reader, TopicPartition(topic, p))[0]
             for p in partitions
             for role, topic in zip(ROLES, s.inputs, strict=True)
         }

@@ -27,8 +27,7 @@ def statistic(observed: Sequence[int], probabilities: Sequence[Fraction]) -> flo
 
 def survival(x: float, df: int) -> float:
     """Q(x; df) = P(X >= x) for X chi-square with `df` degrees of freedom: SciPy's `chi2.sf`
-    (imported at the first test: `scipy.stats` takes 1.5 s to import, and the projector, which
-    keeps the rounds the tests count, starts without it)."""
+    (imported on first use: `scipy.stats` takes a second to load, which no other command pays)."""
     from scipy.stats import chi2  # type: ignore[import-untyped]
 
     if df < 1:

@@ -121,28 +121,41 @@ class _Seek(ConsumerRebalanceListener):  # type: ignore[misc]
         self.topics = topics
         self.from_beginning = from_beginning
         self.tps: list[TopicPartition] = []
-        self.ends: dict[TopicPartition, int] = {}
+        self.ends: dict[TopicPartition, int] | None = None
 
     def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
         pass  # the ledger already holds every position it applied
 
     def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        """Called from the client's network thread, which may not block on the brokers: seeks
+        are local, the partitions' ends are read later (`caught_up`), and the ledger's positions
+        through a connection of its own (SQLite's are not shared between threads)."""
         self.tps = list(assigned)
-        stored = {} if self.from_beginning else self.ledger.positions(self.topics)
+        stored = {}
+        if not self.from_beginning:
+            reader = Ledger(self.ledger.path)
+            try:
+                stored = reader.positions(self.topics)
+            finally:
+                reader.close()
         for tp in self.tps:
             offset = stored.get((tp.topic, tp.partition))
             if offset is None:
                 self.consumer.seek_to_beginning(tp)
             else:
                 self.consumer.seek(tp, offset)
-        self.ends = self.consumer.end_offsets(self.tps) if self.tps else {}
+        self.ends = None
 
     def caught_up(self) -> bool:
         """Whether every partition this process has is read to its end as of its assignment
         (False before a group gave it any)."""
-        if not self.tps:
+        tps = self.tps
+        if not tps:
             return False
-        return all(self.consumer.position(tp) >= self.ends[tp] for tp in self.tps)
+        if self.ends is None:
+            self.ends = self.consumer.end_offsets(tps)
+        ends = self.ends
+        return all(tp in ends and self.consumer.position(tp) >= ends[tp] for tp in tps)
 
 
 def _advise(consumer: KafkaConsumer, positions: dict[tuple[str, int], int]) -> None:

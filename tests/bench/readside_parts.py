@@ -5,7 +5,7 @@ Over the messages croupier's workers commit for `CROUPIER_BENCH_PARTS_BETS` bets
 the projection run alone and timed by processor time, so that the figures hold on a busy machine:
 
 1. reading: the journals (and boards) published to a 4-partition topic of the local broker, then
-   read back by an aiokafka consumer set up as the projector's (`read_committed`);
+   read back by the projector's consumer (librdkafka, `read_committed`), kept as it keeps them;
 2. decoding: `Changes.feed_all` of every message, in batches of 50,000 inputs and decisions, a
    topic's consecutive messages at a time (up to 1,000, a read's), as the projector feeds them;
 3. encoding: `Store.prepare`, the batches' rows as binary COPY data;
@@ -29,13 +29,15 @@ from pathlib import Path
 
 import msgspec
 import psycopg
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # type: ignore[import-untyped]
+from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
+from confluent_kafka import TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
 from psycopg._copy_base import format_row_text
 from psycopg.adapt import Transformer
-from sqlalchemy import make_url, text
+from sqlalchemy import create_engine, make_url, text
 
-from services.history import bulk, schema
+from services import reading
+from services.history import bulk, pacing, projector, schema
 from services.history.migrate import upgrade
 from services.history.projection import Changes, Source
 from services.history.store import Prepared, Store, connect
@@ -118,26 +120,20 @@ async def _read(messages: list[bytes]) -> float:
         await producer.flush()
     finally:
         await producer.stop()
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=BOOTSTRAP,
-        isolation_level="read_committed",
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        max_partition_fetch_bytes=4 * 1024 * 1024,
-        fetch_max_bytes=32 * 1024 * 1024,
-    )
-    await consumer.start()
+    settings = Settings(kafka_bootstrap=BOOTSTRAP)
+    consumer = projector.reader(settings, lambda error: say(f"  kafka: {error}"))
+    reads = projector.Projector(settings, Store(create_engine("sqlite://")))
     try:
-        parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-        consumer.assign(parts)
-        await consumer.seek_to_beginning(*parts)
+        parts = [(topic, p) for p in range(PARTITIONS)]
+        reads.reached = dict.fromkeys(parts, 0)
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         got, before = 0, time.process_time()
         while got < len(messages):
-            for records in (await consumer.getmany(timeout_ms=1000, max_records=1000)).values():
-                got += len(records)
+            got += reads._take(reading.take(consumer, pacing.STEP, 1.0))
+            reads.waiting.clear()
         return time.process_time() - before
     finally:
-        await consumer.stop()
+        consumer.close()
         admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
         admin.delete_topics([topic])
         admin.close()
@@ -194,7 +190,7 @@ def formats(url: str, prepared: list[Prepared]) -> dict[str, tuple[float, float]
                     out = bytearray()
                     if name == "text":
                         for row in batch:
-                            format_row_text(row, texts, out)
+                            format_row_text(msgspec.structs.astuple(row), texts, out)
                     else:
                         binary.add(batch, out)
                     data.append(bytes(out))
@@ -225,7 +221,7 @@ def main() -> int:
     messages = sum(len(b) for b in cut)
     say(f"  {messages:,} messages, {len(cut)} batches")
     say("reading them back from Kafka ...")
-    reading = asyncio.run(_read([raw for b in cut for _, raw, _ in b]))
+    read = asyncio.run(_read([raw for b in cut for _, raw, _ in b]))
     decoding = encoding = writing = 0.0
     with fresh_url("postgresql", ROOT / "test-output") as url:
         engine = connect(url)
@@ -262,7 +258,7 @@ def main() -> int:
     per = 1e6 / bets
     print(f"bets: {bets:,} ({messages:,} messages, {len(cut)} batches of up to {BATCH:,})")
     print("processor time per bet (µs):")
-    print(f"  reading (aiokafka, {messages / bets:.2f} records a bet): {reading * per:6.1f}")
+    print(f"  reading (librdkafka, {messages / bets:.2f} records a bet): {read * per:6.1f}")
     print(f"  decoding (Changes.feed_all):            {decoding * per:6.1f}")
     print(f"  encoding (Store.prepare, COPY data):    {encoding * per:6.1f}")
     print(f"  writing (Store.write, this process):    {writing * per:6.1f}")

@@ -3,8 +3,10 @@ with an error that names the principal, the resource and the permission."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
+import signal
 import subprocess
 import sys
 import time
@@ -15,8 +17,11 @@ from kafka import KafkaProducer  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 from pydantic import SecretStr
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from services.audit.reader import read_topic
+from services.history.store import connect
 from services.publisher.producer import Publisher
 from services.security import clients
 from services.security.acls import apply
@@ -57,6 +62,18 @@ def _refused_write(settings: Settings, topic: str) -> AccessDenied:
     )
     assert denied is not None, f"not recognised as a refusal: {caught.value!r}"
     return denied
+
+
+def croupier(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
+    """`croupier <args>` started in the environment, its output into `log`."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "services.cli", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def test_the_game_role_publishes_rounds_and_bets(secured: Secured) -> None:
@@ -180,14 +197,7 @@ def test_a_worker_with_the_game_roles_login_exits_2_and_its_health_says_why(
 ) -> None:
     env = {**secured.env("game"), "CROUPIER_WEB_PORT": "0"}
     log = tmp_path / "worker.log"
-    with open(log, "wb") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "worker", "--loglevel", "warning"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    worker = croupier(env, log, "worker", "--loglevel", "warning")
     try:
         code = worker.wait(timeout=90)
     finally:
@@ -213,14 +223,7 @@ def test_an_api_that_may_not_read_the_outputs_exits_2_saying_who_was_refused(
         "CROUPIER_API_AUTH": "off",  # the broker's refusal is tested here, not the tokens
     }
     log = tmp_path / "api.log"
-    with open(log, "wb") as out:
-        api = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    api = croupier(env, log, "api", "--serve-only", "--loglevel", "warning")
     try:
         code = api.wait(timeout=90)
     finally:
@@ -270,3 +273,38 @@ def test_a_wallet_may_not_join_a_group_not_named_after_its_role(
     assert "GroupAuthorization" in type(caught.value).__name__ or "GROUP_AUTHORIZATION" in str(
         caught.value
     )
+
+
+def test_the_projector_as_readside_projects_a_settled_round_and_joins_no_group(
+    secured: Secured, tmp_path: Path
+) -> None:
+    # readside has no group ACL: its consumer assigns partitions, and its positions are the
+    # database's; a group joined or an offset committed would be refused and stop it.
+    settle_as_roles(secured, tmp_path, "T-projected")
+    database = f"sqlite:///{tmp_path / 'readside.sqlite'}"
+    env = {**secured.env("readside"), "DATABASE_URL": database}
+    log = tmp_path / "projector.log"
+    projector = croupier(env, log, "projector", "--loglevel", "info")
+    engine = connect(database)
+    try:
+        deadline = time.monotonic() + 90
+        found: list[tuple[str, str, int]] = []
+        while time.monotonic() < deadline and not found:
+            assert projector.poll() is None, log.read_text()
+            time.sleep(1)
+            with contextlib.suppress(OperationalError), engine.connect() as db:
+                found = [
+                    (r.bet_id, r.result, r.payout)
+                    for r in db.execute(
+                        text("SELECT bet_id, result, payout FROM bets WHERE table_id = :t"),
+                        {"t": "T-projected"},
+                    )
+                ]
+        assert found == [("T-projected-R1-b1", "win", 200)], log.read_text()
+        projector.send_signal(signal.SIGINT)
+        assert projector.wait(timeout=30) == 0, log.read_text()
+    finally:
+        engine.dispose()
+        stop(projector)
+    said = log.read_text()
+    assert "WARNING" not in said and "CRITICAL" not in said, said
