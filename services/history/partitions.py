@@ -32,7 +32,7 @@ REFUSED = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError._AUTHENTICATION)
 `reading.unused_group`)."""
 
 
-PREFETCH_KIB = 16 * 1024
+PREFETCH_KIB = 8 * 1024
 """What librdkafka may fetch ahead of the projector, per partition (its default, 64 MiB, tripled
 the projector's memory: docs/DESIGN.md, "The read side's client")."""
 
