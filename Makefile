@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed
 .PHONY: help install run replay-sample archive test test-unit check lint types schemas reference bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
-        test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc
+        test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc \
+        image test-image
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -145,6 +146,12 @@ test-e2e: $(STAMP) broker browser ## the board page in headless Chromium, update
 
 k8s-manifests: $(STAMP) ## render deploy/k8s/base's KafkaTopics and KafkaUsers from the topic plan and the roles
 	env -u KAFKA_BOOTSTRAP $$(env | sed -n 's/^\(CROUPIER_[A-Z_]*\)=.*/-u \1/p') $(BIN)/python -m services.k8s
+
+image: ## build the image croupier:dev with buildah, its Debian base made by mmdebstrap: no Docker engine, no registry (deploy/image.sh; installs podman, buildah, mmdebstrap, runc if missing)
+	bash deploy/image.sh
+
+test-image: $(STAMP) broker db ## a worker and the API from the image (podman, host network) settle and serve rounds on the local broker and PostgreSQL (needs `make image`)
+	$(BIN)/pytest -q tests/image
 
 k8s-schemas: ## fetch the schemas of deploy/k8s's custom resources (Strimzi, prometheus-operator) into .data/k8s, once
 	bash deploy/k8s/schemas/fetch.sh

@@ -23,16 +23,13 @@ from services.settings import Settings
 from tests.chaos.audit import FIGURES
 from tests.chaos.cluster import LOGS, SEED, say
 from tests.kafka import ROOT
+from tests.opt_in import not_asked
 
 HERE = Path(__file__).resolve().parent
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    asked = [Path(arg.split("::")[0]).resolve() for arg in config.args]
-    wanted = any(a == HERE or HERE in a.parents for a in asked)
-    if collection_path.resolve() != HERE and not wanted:
-        return True
-    return None
+    return not_asked(HERE, collection_path, config)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -22,16 +22,13 @@ from tests.chaos.cluster import LOGS, SEED, say
 from tests.chaos_cluster.faults import FULL
 from tests.chaos_cluster.nodes import Nodes
 from tests.kafka import ROOT
+from tests.opt_in import not_asked
 
 HERE = Path(__file__).resolve().parent
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    asked = [Path(arg.split("::")[0]).resolve() for arg in config.args]
-    wanted = any(a == HERE or HERE in a.parents for a in asked)
-    if collection_path.resolve() != HERE and not wanted:
-        return True
-    return None
+    return not_asked(HERE, collection_path, config)
 
 
 REDUCED_OUT = ("test_rolling_restart.py", "test_one_node_down_", "test_secured_cluster.py")

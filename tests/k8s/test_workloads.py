@@ -7,8 +7,10 @@ from pathlib import Path
 
 from services.history.settings import ApiSettings, AuthSettings
 from services.settings import Settings
-from tests.k8s.kustomize import Object, pod_spec
-from tests.k8s.manifests import OVERLAYS, ROOT, containers, env, find, of_kind, overlay
+from services.signing.keys import parse as load_keys_bytes
+from services.signing.signature import NO_KEYS
+from tests.k8s.kustomize import Object, build, pod_spec
+from tests.k8s.manifests import K8S, OVERLAYS, ROOT, containers, env, find, of_kind, overlay
 
 
 def _volumes(workload: Object) -> dict[str, Object]:
@@ -156,6 +158,41 @@ def test_the_overlays_set_the_image_and_put_everything_in_the_namespace() -> Non
         }
 
 
+def test_every_workload_names_the_one_image_the_kustomizations_set() -> None:
+    base = build(K8S / "base")
+    named = {(w["metadata"]["name"], c["name"]): c["image"] for w, c in containers(base)}
+    assert set(named) == {
+        ("croupier-worker", "worker"),
+        ("croupier-api", "api"),
+        ("croupier-projector", "projector"),
+        ("croupier-archive", "archive"),
+    }
+    assert set(named.values()) == {"croupier:dev"}
+    written = [
+        line.strip()
+        for path in sorted(K8S.rglob("*.yaml"))
+        for line in path.read_text().splitlines()
+        if line.strip().startswith("image:") or "registry.example.com" in line
+    ]
+    assert sorted(written) == ["image: croupier"] * 4 + ["image: postgres:16"] + [
+        "newName: registry.example.com/croupier"
+    ]
+
+
+def test_workers_read_the_table_keys_from_a_secret_local_generates_and_production_expects() -> None:
+    for name in OVERLAYS:
+        objects = overlay(name)
+        worker = find(objects, "StatefulSet", "croupier-worker")
+        (container,) = worker["spec"]["template"]["spec"]["containers"]
+        volume = _mounted(worker, container, env(container)["CROUPIER_TABLE_KEYS_FILE"])
+        assert volume["secret"]["secretName"] == "croupier-table-keys"
+        assert volume["secret"]["items"] == [{"key": "table-keys.json", "path": "table-keys.json"}]
+        readers = [w for w, c in containers(objects) if "CROUPIER_TABLE_KEYS_FILE" in env(c)]
+        assert readers == [worker]  # the only role that verifies signatures
+    local = find(overlay("local"), "Secret", "croupier-table-keys")
+    assert load_keys_bytes(base64.b64decode(local["data"]["table-keys.json"])) == NO_KEYS
+
+
 PROJECTOR_RSS_MIB = 730
 """The most a projector held while catching up in `make bench-readside` (10,000,000 bets; README)."""
 
@@ -199,7 +236,7 @@ def test_production_keeps_its_kafka_volumes_when_a_node_pool_is_deleted() -> Non
 
 def test_the_image_is_built_from_the_pinned_dependencies() -> None:
     lines = (ROOT / "Dockerfile").read_text().splitlines()
-    assert "FROM python:3.11-slim" in lines
+    assert "FROM ${BASE}" in lines
     assert any("pip install -c constraints.txt ." in line for line in lines)
     assert 'ENTRYPOINT ["croupier"]' in lines
     assert "USER 10001" in lines
