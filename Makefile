@@ -147,7 +147,7 @@ test-e2e: $(STAMP) broker browser ## the board page in headless Chromium, update
 k8s-manifests: $(STAMP) ## render deploy/k8s/base's KafkaTopics and KafkaUsers from the topic plan and the roles
 	env -u KAFKA_BOOTSTRAP $$(env | sed -n 's/^\(CROUPIER_[A-Z_]*\)=.*/-u \1/p') $(BIN)/python -m services.k8s
 
-image: ## build the image croupier:dev with buildah, its Debian base made by mmdebstrap: no Docker engine, no registry (deploy/image.sh; installs podman, buildah, mmdebstrap, runc if missing)
+image: ## build the image localhost/croupier:dev with buildah, its Debian base made by mmdebstrap: no Docker engine, no registry (deploy/image.sh; installs podman, buildah, mmdebstrap, runc if missing)
 	bash deploy/image.sh
 
 test-image: $(STAMP) broker db ## a worker and the API from the image (podman, host network) settle and serve rounds on the local broker and PostgreSQL (needs `make image`)

@@ -5,12 +5,12 @@
 #   2. the Dockerfile built by buildah FROM that base (build argument BASE).
 # Installs podman, buildah, mmdebstrap and runc from Debian's packages when missing (needs root;
 # runc is what `make test-image` runs the containers with, see docs/OPERATIONS.md "The image").
-# Environment: IMAGE (default croupier:dev), BASE_IMAGE (default localhost/croupier-base:bookworm),
+# Environment: IMAGE (default localhost/croupier:dev), BASE_IMAGE (default localhost/croupier-base:bookworm),
 # SUITE (default bookworm), MIRROR (default http://deb.debian.org/debian), REBUILD_BASE=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-IMAGE=${IMAGE:-croupier:dev}
+IMAGE=${IMAGE:-localhost/croupier:dev}
 BASE_IMAGE=${BASE_IMAGE:-localhost/croupier-base:bookworm}
 SUITE=${SUITE:-bookworm}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}

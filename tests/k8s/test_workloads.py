@@ -149,7 +149,10 @@ def test_the_api_reads_its_token_checks_from_a_configmap_local_generates_and_pro
 
 
 def test_the_overlays_set_the_image_and_put_everything_in_the_namespace() -> None:
-    images = {"local": "croupier:dev", "production": "registry.example.com/croupier:0.1.0"}
+    images = {
+        "local": "localhost/croupier:dev",  # `make image`'s
+        "production": "registry.example.com/croupier:0.1.0",
+    }
     for name, image in images.items():
         objects = overlay(name)
         assert {c["image"] for _, c in containers(objects) if c["name"] != "postgres"} == {image}
