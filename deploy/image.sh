@@ -34,7 +34,7 @@ if [[ -n "${REBUILD_BASE:-}" ]] || ! podman image exists "$BASE_IMAGE"; then
         --include=python3,python3-venv,ca-certificates \
         --aptopt='APT::Install-Recommends "false"' \
         --customize-hook='chroot "$1" apt-get clean' \
-        --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
+        --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/usr/share/locale/*' \
         "$SUITE" "$WORK/rootfs.tar" "$MIRROR"
     podman import --change 'CMD ["/bin/bash"]' "$WORK/rootfs.tar" "$BASE_IMAGE"
     rm -f "$WORK/rootfs.tar"
