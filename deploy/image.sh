@@ -45,7 +45,7 @@ based=$(date +%s)
 ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
 secret=()
 if [[ -s "$ca" ]]; then secret=(--secret "id=ca,src=$ca"); fi
-buildah build --isolation "${ISOLATION:-chroot}" --layers "${secret[@]}" \
+buildah build --isolation "${ISOLATION:-chroot}" --layers --force-rm "${secret[@]}" \
     --build-arg "BASE=$BASE_IMAGE" -t "$IMAGE" -f Dockerfile .
 done_at=$(date +%s)
 

@@ -73,11 +73,11 @@ def container(name: str, env: dict[str, str], *args: str) -> Iterator[str]:
     OUTPUT.mkdir(exist_ok=True)
     unique = f"croupier-test-{name}-{uuid.uuid4().hex[:8]}"
     flags = [f"--env={key}={value}" for key, value in sorted(env.items())]
-    started = _podman(
-        "run", "-d", "--network=host", f"--name={unique}", *_limits(), *flags, IMAGE, *args
-    )
-    assert started.returncode == 0, started.stderr
     try:
+        started = _podman(
+            "run", "-d", "--network=host", f"--name={unique}", *_limits(), *flags, IMAGE, *args
+        )
+        assert started.returncode == 0, started.stderr  # a container made but not started too
         yield unique
     finally:
         _podman("stop", "--time=30", unique, timeout=60)
