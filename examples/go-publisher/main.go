@@ -72,7 +72,14 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5*time.Millisecond))
+	opts = append(opts,
+		kgo.RequiredAcks(kgo.AllISRAcks()), // with idempotence, franz-go's default
+		kgo.ProducerLinger(5*time.Millisecond),
+		// franz-go compresses with snappy by default; croupier's audit tools (croupier verify,
+		// report) read the input topics with kafka-python, which reads gzip alone unless more
+		// libraries are installed: gzip, or none as the Java client's default.
+		kgo.ProducerBatchCompression(kgo.GzipCompression()),
+	)
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ func run(args []string) error {
 	var (
 		conn                     connection
 		group, storePath, topics string
+		instance                 string
 		balancesOnly             bool
 		maxRecords               int
 		pause                    time.Duration
@@ -38,6 +39,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("go-wallet", flag.ContinueOnError)
 	conn.register(fs)
 	fs.StringVar(&group, "group", "wallet-go", "consumer group (a secured broker allows the wallet role wallet-*)")
+	fs.StringVar(&instance, "instance", "", "static member id (group.instance.id): a restarted process takes its partitions back at once, not after the session timeout")
 	fs.StringVar(&topics, "topics", "settlements,refunds,adjustments", "the topics of settlements, refunds and adjustments")
 	fs.StringVar(&storePath, "store", "wallet.jsonl", "the credit store: an append-only file")
 	fs.BoolVar(&balancesOnly, "balances", false, "print the store's balances as JSON and exit")
@@ -46,7 +48,7 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s, err := openStore(storePath)
+	s, err := openStore(storePath, !balancesOnly)
 	if err != nil {
 		return err
 	}
@@ -64,6 +66,10 @@ func run(args []string) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(),
+		// croupier writes in transactions: each ends with a commit marker. Reading the markers
+		// too lets the positions (and the group's offsets) move past them, so that the group's
+		// lag reads 0 once every record is credited.
+		kgo.KeepControlRecords(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.AdjustFetchOffsetsFn(func(_ context.Context, given map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
 			for topic, partitions := range given {
@@ -76,6 +82,9 @@ func run(args []string) error {
 			return given, nil
 		}),
 	)
+	if instance != "" {
+		opts = append(opts, kgo.InstanceID(instance))
+	}
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err
@@ -86,6 +95,7 @@ func run(args []string) error {
 	for ctx.Err() == nil {
 		fetches := client.PollRecords(ctx, maxRecords)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
+			client.AllowRebalance() // else Close waits for the rebalance this poll blocks
 			break
 		}
 		for _, e := range fetches.Errors() {
@@ -112,6 +122,10 @@ func creditBatch(ctx context.Context, client *kgo.Client, s *store, records []*k
 	b := batch{Positions: map[string]int64{}}
 	seen := map[string]bool{}
 	for _, r := range records {
+		b.Positions[position(r.Topic, r.Partition)] = r.Offset + 1
+		if r.Attrs.IsControl() {
+			continue
+		}
 		c, err := creditOf(r.Value)
 		if err != nil {
 			return fmt.Errorf("%s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
@@ -120,7 +134,6 @@ func creditBatch(ctx context.Context, client *kgo.Client, s *store, records []*k
 			seen[c.ID] = true
 			b.Credits = append(b.Credits, c)
 		}
-		b.Positions[position(r.Topic, r.Partition)] = r.Offset + 1
 	}
 	if err := s.commit(b); err != nil {
 		return err

@@ -33,10 +33,16 @@ type store struct {
 	positions map[string]int64 // "topic/partition" -> the next offset to read
 }
 
-// openStore reads the store at path (created if missing). A last line cut short by a crash is
-// cut off: its batch was never synced whole, so neither its credits nor its positions count.
-func openStore(path string) (*store, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// openStore reads the store at path (created if missing). A last line cut short by a crash
+// counts for nothing: its batch was never synced whole, so neither its credits nor its positions
+// count. A writable store cuts it off; a read-only one (the balances, while a wallet runs) reads
+// up to it.
+func openStore(path string, writable bool) (*store, error) {
+	flags := os.O_RDONLY
+	if writable {
+		flags = os.O_RDWR | os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +64,9 @@ func openStore(path string) (*store, error) {
 		}
 		s.apply(b)
 		kept += int64(len(line))
+	}
+	if !writable {
+		return s, nil
 	}
 	if err := f.Truncate(kept); err != nil {
 		f.Close()
