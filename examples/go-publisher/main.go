@@ -174,9 +174,11 @@ func table(c config, key ed25519.PrivateKey) []event {
 			add(event{Type: "round.cancelled", EventID: round + "-cancel", RoundID: round, At: at(30), Reason: "shaker jammed"})
 			continue
 		}
-		add(event{Type: "round.result", EventID: round + "-result", RoundID: round, At: at(30), Dice: dice(random)})
-		if r%5 == 0 {
-			add(event{Type: "round.corrected", EventID: round + "-fix", RoundID: round, At: at(45), Dice: dice(random), Reason: "dealer misread a die", AuthorizedBy: "supervisor.ana"})
+		result := dice(random)
+		add(event{Type: "round.result", EventID: round + "-result", RoundID: round, At: at(30), Dice: result})
+		if r%5 == 0 { // a correction changes the outcome (to the same one, it is invalid_transition)
+			fixed := []int{result[0]%6 + 1, result[1], result[2]}
+			add(event{Type: "round.corrected", EventID: round + "-fix", RoundID: round, At: at(45), Dice: fixed, Reason: "dealer misread a die", AuthorizedBy: "supervisor.ana"})
 		}
 		if r%9 == 0 {
 			add(event{Type: "round.voided", EventID: round + "-void", RoundID: round, At: at(50), Reason: "dice set found faulty", AuthorizedBy: "supervisor.ana"})

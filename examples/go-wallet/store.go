@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -42,11 +44,15 @@ func openStore(path string, writable bool) (*store, error) {
 	if writable {
 		flags = os.O_RDWR | os.O_CREATE
 	}
+	s := &store{credited: map[string]bool{}, balances: map[string]map[string]int64{}, positions: map[string]int64{}}
 	f, err := os.OpenFile(path, flags, 0o600)
+	if !writable && errors.Is(err, fs.ErrNotExist) {
+		return s, nil // nothing credited yet
+	}
 	if err != nil {
 		return nil, err
 	}
-	s := &store{file: f, credited: map[string]bool{}, balances: map[string]map[string]int64{}, positions: map[string]int64{}}
+	s.file = f
 	reader := bufio.NewReader(f)
 	var kept int64
 	for {
@@ -108,4 +114,9 @@ func (s *store) commit(b batch) error {
 	return nil
 }
 
-func (s *store) close() error { return s.file.Close() }
+func (s *store) close() error {
+	if s.file == nil {
+		return nil
+	}
+	return s.file.Close()
+}

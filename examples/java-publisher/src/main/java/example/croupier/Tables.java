@@ -62,12 +62,13 @@ final class Tables {
             }
             Map<String, Object> result =
                     event("round.result", round + "-result", o, round, minute.plusSeconds(30));
-            result.put("dice", dice(random));
+            List<Integer> dice = dice(random);
+            result.put("dice", dice);
             out.add(signed(result, key));
-            if (r % 5 == 0) {
+            if (r % 5 == 0) { // a correction changes the outcome (the same one: invalid_transition)
                 Map<String, Object> fix =
                         event("round.corrected", round + "-fix", o, round, minute.plusSeconds(45));
-                fix.put("dice", dice(random));
+                fix.put("dice", List.of(dice.get(0) % 6 + 1, dice.get(1), dice.get(2)));
                 fix.put("reason", "dealer misread a die");
                 fix.put("authorized_by", "supervisor.ana");
                 out.add(signed(fix, key));
