@@ -131,7 +131,12 @@ def movement(raw: bytes) -> tuple[str, str, str, int] | None:
     record = json.loads(raw)
     match record["type"]:
         case "settlement":
-            return record["settlement_id"], record["player_id"], record["currency"], record["payout"]
+            return (
+                record["settlement_id"],
+                record["player_id"],
+                record["currency"],
+                record["payout"],
+            )
         case "refund":
             return record["refund_id"], record["player_id"], record["currency"], record["amount"]
         case "adjustment":
@@ -157,7 +162,9 @@ def balances(records: Iterable[bytes]) -> dict[str, dict[str, int]]:
 class Wallet:
     """The Go wallet: a process in a consumer group over one credit store."""
 
-    def __init__(self, binary: Path, settings: Settings, topics: list[str], group: str, store: Path):
+    def __init__(
+        self, binary: Path, settings: Settings, topics: list[str], group: str, store: Path
+    ):
         self.command = [
             str(binary),
             *connection_flags(settings),
@@ -174,9 +181,7 @@ class Wallet:
 
     def start(self, *extra: str) -> subprocess.Popen[bytes]:
         with open(self.log, "ab") as log:
-            return subprocess.Popen(
-                [*self.command, *extra], stdout=log, stderr=subprocess.STDOUT
-            )
+            return subprocess.Popen([*self.command, *extra], stdout=log, stderr=subprocess.STDOUT)
 
     def balances(self) -> dict[str, object]:
         """What the store holds: {"credited": n, "balances": {player: {currency: amount}}}."""

@@ -38,6 +38,7 @@ from tests.kafka import ROOT, create_topics, isolated_settings, stop, wait_caugh
 from tests.security.conftest import Secured
 
 PARTITIONS = 4
+WORKER = (sys.executable, "-m", "services.cli", "worker", "--loglevel", "warning")
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ class Published:
 
 
 @pytest.fixture(scope="module")
-def published(kafka: str, binaries: Binaries, tmp_path_factory: pytest.TempPathFactory) -> Published:
+def published(
+    kafka: str, binaries: Binaries, tmp_path_factory: pytest.TempPathFactory
+) -> Published:
     """The Go publisher's table and the Java publisher's, settled by two workers."""
     folder = tmp_path_factory.mktemp("published")
     tag = uuid.uuid4().hex[:8]
@@ -114,7 +117,7 @@ def test_the_go_wallet_killed_mid_stream_three_times_credits_every_record_once(
     settings = published.settings
     topics = [getattr(settings, f"topic_{topic}") for topic in MONEY_TOPICS]
     records = committed(settings, topics)
-    ids = Counter(found[0] for raw in records if (found := movement(raw)) is not None)
+    ids = Counter(moved[0] for raw in records if (moved := movement(raw)) is not None)
     total = len(ids)
     group = f"wallet-go-{uuid.uuid4().hex[:8]}"
     store = tmp_path / "wallet.jsonl"
@@ -162,8 +165,7 @@ def test_the_examples_publish_settle_and_credit_as_their_roles_on_the_secured_br
     env = secured.env("croupier") | {"CROUPIER_TABLE_KEYS_FILE": str(keys)}
     with open(log, "wb") as out:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "worker", "--loglevel", "warning"]
-            + ["--web-port", "0"],
+            [*WORKER, "--web-port", "0"],
             cwd=ROOT,
             env=env,
             stdout=out,
