@@ -74,8 +74,7 @@ test-security: $(STAMP) ## the security tests alone, on a secured broker of thei
 	$(BIN)/pytest -q tests/security
 
 test-examples: $(STAMP) broker ## the example clients of examples/ (Go, Java: go and mvn fetch what they need) against the local broker and a secured one of their own
-	cd examples/go-publisher && go vet ./... && go test ./...
-	cd examples/go-wallet && go vet ./...
+	cd examples && go vet ./... && go test ./...
 	$(BIN)/pytest -q tests/examples
 
 kafka-down: ## stop the local Kafka broker (KAFKA_WIPE=1 also deletes its data)

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"example.com/croupier/examples/kafkaconn"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -28,7 +29,7 @@ func main() {
 }
 
 type config struct {
-	conn                     connection
+	conn                     kafkaconn.Connection
 	roundsTopic, betsTopic   string
 	table, keyFile, sentFile string
 	dealer, shaker           string
@@ -39,7 +40,7 @@ type config struct {
 func run(args []string) error {
 	var c config
 	fs := flag.NewFlagSet("go-publisher", flag.ContinueOnError)
-	c.conn.register(fs)
+	c.conn.Register(fs)
 	fs.StringVar(&c.roundsTopic, "rounds-topic", "rounds", "topic of round events")
 	fs.StringVar(&c.betsTopic, "bets-topic", "bets", "topic of bet events")
 	fs.StringVar(&c.table, "table", "", "table id (required)")
@@ -68,7 +69,7 @@ func run(args []string) error {
 		key = k
 	}
 	events := table(c, key)
-	opts, err := c.conn.options()
+	opts, err := c.conn.Options()
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"example.com/croupier/examples/kafkaconn"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -29,7 +30,7 @@ func main() {
 
 func run(args []string) error {
 	var (
-		conn                     connection
+		conn                     kafkaconn.Connection
 		group, storePath, topics string
 		instance                 string
 		balancesOnly             bool
@@ -37,7 +38,7 @@ func run(args []string) error {
 		pause                    time.Duration
 	)
 	fs := flag.NewFlagSet("go-wallet", flag.ContinueOnError)
-	conn.register(fs)
+	conn.Register(fs)
 	fs.StringVar(&group, "group", "wallet-go", "consumer group (a secured broker allows the wallet role wallet-*)")
 	fs.StringVar(&instance, "instance", "", "static member id (group.instance.id): a restarted process takes its partitions back at once, not after the session timeout")
 	fs.StringVar(&topics, "topics", "settlements,refunds,adjustments", "the topics of settlements, refunds and adjustments")
@@ -56,7 +57,7 @@ func run(args []string) error {
 	if balancesOnly {
 		return printBalances(s)
 	}
-	opts, err := conn.options()
+	opts, err := conn.Options()
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ def build() -> Binaries:
     """go build both Go examples, mvn package the Java one (offline from ~/.m2 when it can)."""
     BIN.mkdir(parents=True, exist_ok=True)
     for name in ("go-publisher", "go-wallet"):
-        _run(["go", "build", "-o", str(BIN / name), "."], EXAMPLES / name)
+        _run(["go", "build", "-o", str(BIN / name), f"./{name}"], EXAMPLES)
     java = EXAMPLES / "java-publisher"
     maven = ["mvn", "-B", "-q", "-Dstyle.color=never", "package"]
     if subprocess.run([*maven, "-o"], cwd=java, capture_output=True).returncode != 0:

@@ -1,4 +1,4 @@
-module example.com/croupier/go-wallet
+module example.com/croupier/examples
 
 go 1.26.0
 

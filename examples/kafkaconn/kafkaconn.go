@@ -1,4 +1,6 @@
-package main
+// Package kafkaconn holds the broker flags the Go examples share: a plain broker, or
+// SASL/SCRAM-SHA-512 over TLS (the secured one).
+package kafkaconn
 
 import (
 	"crypto/tls"
@@ -12,20 +14,21 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// connection holds the broker flags: plain, or SASL/SCRAM-SHA-512 over TLS (the secured broker).
-type connection struct {
+// Connection holds the broker flags.
+type Connection struct {
 	bootstrap, caFile, user, passwordFile string
 }
 
-func (c *connection) register(fs *flag.FlagSet) {
+// Register adds -bootstrap, -ca-file, -user and -password-file to a flag set.
+func (c *Connection) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.bootstrap, "bootstrap", "127.0.0.1:9092", "Kafka bootstrap servers, comma-separated")
 	fs.StringVar(&c.caFile, "ca-file", "", "PEM CA certificate of the broker: connects over TLS")
 	fs.StringVar(&c.user, "user", "", "SASL/SCRAM-SHA-512 user (with -password-file)")
 	fs.StringVar(&c.passwordFile, "password-file", "", "file holding the SASL/SCRAM-SHA-512 password")
 }
 
-// options are the client options of these flags.
-func (c *connection) options() ([]kgo.Opt, error) {
+// Options are the client options of these flags.
+func (c *Connection) Options() ([]kgo.Opt, error) {
 	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(c.bootstrap, ",")...)}
 	if c.caFile != "" {
 		pem, err := os.ReadFile(c.caFile)
