@@ -20,6 +20,7 @@ import pytest
 from services.audit.reader import committed_lag, read_topic
 from services.partitioner import partition_of
 from services.settings import Settings
+from services.signing.keys import private_file, private_key
 from services.wallet.consumer import consume
 from services.wallet.ledger import Ledger
 from tests.examples.clients import (
@@ -82,6 +83,33 @@ def _table(raw: bytes) -> str:
     record = json.loads(raw)
     table: str = record.get("table_id") or json.loads(record["raw"]).get("table_id", "")
     return table
+
+
+def test_the_java_publisher_signs_the_contracts_worked_example_byte_for_byte(
+    binaries: Binaries, tmp_path: Path
+) -> None:
+    """Contract 14.6: the key whose seed is the bytes 0..31 signed the genuine result and the
+    supervisor's correction (the Go publisher's `go test` checks the same)."""
+    key = tmp_path / "sicbo-7.key.json"
+    key.write_bytes(private_file("sicbo-7", private_key(bytes(range(32)))))
+    signed = (ROOT / "docs/examples/signed.jsonl").read_text(encoding="utf-8")
+    events = [json.loads(line) for line in signed.splitlines()]
+    genuine = [e for e in events if e["event_id"] == "S1-result"] + [
+        e for e in events if e.get("authorized_by") == "supervisor.ana"
+    ]
+    assert len(genuine) == 2
+    for event in genuine:
+        fields = [event[name] for name in ("type", "event_id", "table_id", "round_id", "at")]
+        fields += ["-".join(map(str, event["dice"])), event.get("reason", "")]
+        fields += [event.get("authorized_by", "")]
+        done = subprocess.run(
+            ["java", "-jar", str(binaries.java_publisher), "sign", str(key), *fields],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == event["sig"]
 
 
 def test_the_workers_commit_exactly_the_replay_of_what_the_go_and_java_publishers_sent(
