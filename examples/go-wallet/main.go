@@ -120,6 +120,23 @@ func creditBatch(ctx context.Context, client *kgo.Client, s *store, records []*k
 	if len(records) == 0 {
 		return nil
 	}
+	b, err := newCredits(s, records)
+	if err != nil {
+		return err
+	}
+	if err := s.commit(b); err != nil {
+		return err
+	}
+	if err := client.CommitRecords(ctx, records...); err != nil && ctx.Err() == nil {
+		fmt.Fprintln(os.Stderr, "go-wallet: commit to the group (advice only):", err)
+	}
+	return nil
+}
+
+// newCredits is the batch of these records: the movements whose id the store has not credited
+// (a record read again changes nothing), and the position after each partition's last record,
+// commit markers included.
+func newCredits(s *store, records []*kgo.Record) (batch, error) {
 	b := batch{Positions: map[string]int64{}}
 	seen := map[string]bool{}
 	for _, r := range records {
@@ -129,20 +146,14 @@ func creditBatch(ctx context.Context, client *kgo.Client, s *store, records []*k
 		}
 		c, err := creditOf(r.Value)
 		if err != nil {
-			return fmt.Errorf("%s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+			return batch{}, fmt.Errorf("%s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
 		if !s.credited[c.ID] && !seen[c.ID] {
 			seen[c.ID] = true
 			b.Credits = append(b.Credits, c)
 		}
 	}
-	if err := s.commit(b); err != nil {
-		return err
-	}
-	if err := client.CommitRecords(ctx, records...); err != nil && ctx.Err() == nil {
-		fmt.Fprintln(os.Stderr, "go-wallet: commit to the group (advice only):", err)
-	}
-	return nil
+	return b, nil
 }
 
 // creditOf is the movement of a settlement, a refund or an adjustment (contract section 7).

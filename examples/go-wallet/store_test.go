@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestALineCutShortByACrashCountsForNothingAndIsCutOff(t *testing.T) {
@@ -65,5 +67,46 @@ func TestEachRecordTypeMovesItsOwnAmountUnderItsOwnId(t *testing.T) {
 	}
 	if _, err := creditOf([]byte(`{"type":"rejected","reason":"malformed"}`)); err == nil {
 		t.Fatal("a rejection is not a movement")
+	}
+}
+
+func TestARecordReadAgainChangesNothing(t *testing.T) {
+	s, err := openStore(filepath.Join(t.TempDir(), "wallet.jsonl"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	settlement := []byte(`{"type":"settlement","settlement_id":"settlement:b1","player_id":"alice","currency":"EUR","payout":1000}`)
+	refund := []byte(`{"type":"refund","refund_id":"refund:b2","player_id":"bob","currency":"EUR","amount":300}`)
+	first := []*kgo.Record{
+		{Topic: "settlements", Partition: 1, Offset: 4, Value: settlement},
+		{Topic: "settlements", Partition: 1, Offset: 5, Value: settlement}, // a repeat within a batch
+	}
+	b, err := newCredits(s, first)
+	if err != nil || len(b.Credits) != 1 || b.Positions["settlements/1"] != 6 {
+		t.Fatalf("first batch: %+v %v", b, err)
+	}
+	if err := s.commit(b); err != nil {
+		t.Fatal(err)
+	}
+	// read again after a restart that lost the group's commit, with a new refund and a marker
+	again := []*kgo.Record{
+		{Topic: "settlements", Partition: 1, Offset: 4, Value: settlement},
+		{Topic: "refunds", Partition: 0, Offset: 9, Value: refund},
+		{Topic: "refunds", Partition: 0, Offset: 10, Attrs: kgo.NewRecordAttrs(kgo.RecordAttrsOpts{Transactional: true, Control: true})},
+	}
+	b, err = newCredits(s, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Credits) != 1 || b.Credits[0].ID != "refund:b2" || b.Positions["refunds/0"] != 11 {
+		t.Fatalf("second batch: %+v", b)
+	}
+	if err := s.commit(b); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]int64{"alice": {"EUR": 1000}, "bob": {"EUR": 300}}
+	if !reflect.DeepEqual(s.balances, want) {
+		t.Fatalf("balances %v, want %v", s.balances, want)
 	}
 }
