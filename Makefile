@@ -6,10 +6,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install run replay-sample test test-unit check lint types schemas reference bench \
+.PHONY: help install run replay-sample archive test test-unit check lint types schemas reference bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
-        test-security test-examples cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci
+        test-security test-examples cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -61,6 +61,9 @@ reference: $(STAMP) ## regenerate docs/reference/ (settings, commands and flags,
 bench: $(STAMP) ## replay throughput vs a bare json.loads of the same file; memory over a million rounds
 	$(BIN)/python -m tests.bench.replay
 
+benchmarks-doc: $(STAMP) ## regenerate docs/BENCHMARKS.md's current figures from benchmarks/results/*.json, which every bench target saves
+	$(BIN)/python -m tests.bench.report
+
 kafka-up: $(STAMP) ## start the local Kafka broker (KRaft, 127.0.0.1:9092), fetching its jars on first use
 	PYTHON=$(BIN)/python bash deploy/kafka/up.sh
 
@@ -110,6 +113,9 @@ bench-recovery: $(STAMP) broker ## takeover after kill -9 at 200,000 and 2,000,0
 
 simulate: $(STAMP) ## publish a simulated floor of all three games to Kafka (Ctrl-C stops)
 	$(BIN)/croupier simulate
+
+archive: $(STAMP) ## archive accepted and rejected into .data/archive until caught up (croupier archive --once)
+	$(BIN)/croupier archive .data/archive --once
 
 wallet: $(STAMP) ## credit committed settlements, refunds and adjustments to .data/wallet.sqlite and print balances
 	$(BIN)/croupier wallet --report

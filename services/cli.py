@@ -24,12 +24,17 @@ def _table_keys(command: str, path: str | None) -> Any:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
     from services.settlement.fold import Fold
     from services.settlement.replay import lines, replay
 
+    if not archived.sources_given("replay", args):
+        return 2
     keys = _table_keys("replay", args.keys)
     if keys is None:
         return 2
+    if args.archive is not None:
+        return archived.replay(args, keys)
     fold = Fold(horizon=args.horizon, keys=keys)
     try:
         replay(lines(args.files), sys.stdout.buffer, fold, stats=args.stats)
@@ -42,18 +47,26 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
     from services.reports.command import main
 
+    if not archived.sources_given("report", args):
+        return 2
     keys = _table_keys("report", args.keys)
     if keys is None:
         return 2
+    if args.archive is not None:
+        return archived.report(args, keys)
     return main(args.files, args.format, args.horizon, keys)
 
 
 def _integrity(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
     from services.statistics.command import main
     from services.statistics.integrity import MIN_ROUNDS, Thresholds
 
+    if not archived.sources_given("integrity", args):
+        return 2
     if args.window < MIN_ROUNDS:
         print(
             f"croupier integrity: --window {args.window}: at least {MIN_ROUNDS}, the fewest "
@@ -69,6 +82,8 @@ def _integrity(args: argparse.Namespace) -> int:
     keys = _table_keys("integrity", args.keys)
     if keys is None:
         return 2
+    if args.archive is not None:
+        return archived.integrity(args, keys, thresholds)
     return main(
         args.files,
         window=args.window,
@@ -142,9 +157,15 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from services.archive import command as archived
     from services.audit.console import run
     from services.settings import Settings
 
+    if not archived.sources_given("verify", args):
+        return 2
+    if args.archive is not None:
+        keys = _table_keys("verify", None)
+        return 2 if keys is None else archived.verify(args, keys)
     overrides = {"kafka_bootstrap": args.bootstrap} if args.bootstrap else {}
     settings = Settings(**overrides)
     return run(
@@ -248,6 +269,7 @@ def _keys_option(command: argparse.ArgumentParser) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per job."""
+    from services.archive.command import range_options, register
     from services.settlement.fold import DEFAULT_HORIZON
     from services.statistics.integrity import ALARM, WATCH, WINDOW
 
@@ -261,7 +283,7 @@ def parser() -> argparse.ArgumentParser:
         "the settlements, refunds, adjustments and rejections they produce as JSON Lines, "
         "exactly as the stream processors do.",
     )
-    replay.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
+    replay.add_argument("files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin")
     replay.add_argument("--stats", action="store_true", help="end with a table_stats per table")
     replay.add_argument(
         "--horizon",
@@ -270,6 +292,7 @@ def parser() -> argparse.ArgumentParser:
         help=f"decided rounds per table kept to recognise redeliveries (default {DEFAULT_HORIZON})",
     )
     _keys_option(replay)
+    range_options(replay)
     replay.set_defaults(run=_replay)
 
     report = commands.add_parser(
@@ -280,12 +303,13 @@ def parser() -> argparse.ArgumentParser:
         "actual RTP next to the PAR sheet's RTP of the same bets; and every correction and void "
         "with who authorised it. The very same fold as `croupier replay`.",
     )
-    report.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin")
+    report.add_argument("files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin")
     report.add_argument(
         "--format", choices=("text", "csv", "json"), default="text", help="output format"
     )
     report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
     _keys_option(report)
+    range_options(report)
     report.set_defaults(run=_report)
 
     integrity = commands.add_parser(
@@ -299,7 +323,7 @@ def parser() -> argparse.ArgumentParser:
         "rounds), alarm, watch or ok.",
     )
     integrity.add_argument(
-        "files", nargs="+", metavar="FILE", help="JSON Lines file, or - for stdin"
+        "files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin"
     )
     integrity.add_argument(
         "--window",
@@ -324,6 +348,7 @@ def parser() -> argparse.ArgumentParser:
     )
     integrity.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
     _keys_option(integrity)
+    range_options(integrity)
     integrity.set_defaults(run=_integrity)
 
     par = commands.add_parser(
@@ -386,7 +411,9 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--limit", type=int, default=20, help="findings and pending bets listed")
     verify.add_argument("--timeout", type=float, default=900.0, help="seconds to read a topic")
     verify.add_argument("--quiet", action="store_true", help="no progress on standard error")
+    range_options(verify, instead="the topics (no broker: its inputs folded against its decisions)")
     verify.set_defaults(run=_verify)
+    register(commands)
 
     publish = commands.add_parser(
         "publish",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
@@ -25,6 +26,18 @@ class Message:
     key: bytes | None
     value: bytes
     timestamp: int = -1
+
+
+def message(topic: str, partition: int, record: Any) -> Message:
+    """A kafka-python ConsumerRecord as a Message (a null value: an empty message)."""
+    return Message(
+        topic=topic,
+        partition=partition,
+        offset=record.offset,
+        key=record.key,
+        value=payload(record.value),
+        timestamp=record.timestamp,
+    )
 
 
 def read_topic(
@@ -63,14 +76,7 @@ def read_topic(
             for tp, records in batch.items():
                 for r in records:
                     if r.offset < ends[tp]:
-                        yield Message(
-                            topic=topic,
-                            partition=tp.partition,
-                            offset=r.offset,
-                            key=r.key,
-                            value=payload(r.value),  # a null value: an empty message
-                            timestamp=r.timestamp,
-                        )
+                        yield message(topic, tp.partition, r)
                 done += len(records)
             if progress is not None:
                 progress(done, total)

@@ -18,6 +18,7 @@ PROTECTED: Final[Mapping[str, str]] = {
     "/players/{player_id}/bets": HISTORY_READ,
     "/tables/{table_id}/rounds/{round_id}": HISTORY_READ,
     "/report": REPORT_READ,
+    "/integrity": REPORT_READ,
 }
 """The scope each protected route needs; every other route (the boards, the front page, /tables,
 a table's stats, /health, /metrics, /openapi.json) is public."""

@@ -8,15 +8,23 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 import msgspec
 from aiohttp import web
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from services.history.guard import TokenChecks, guard
 from services.history.index import index_page
-from services.history.models import Answer, BetsQuery, ErrorOut, HealthOut, TablesOut
+from services.history.models import (
+    Answer,
+    BetsQuery,
+    ErrorOut,
+    FindingOut,
+    HealthOut,
+    IntegrityQuery,
+    TablesOut,
+)
 from services.history.openapi import document
 from services.history.paging import BadCursor, decode_cursor
 from services.history.queries import Reads, health_counts
@@ -86,17 +94,25 @@ def _answer(answer: Answer, *, status: int = 200) -> web.Response:
     return web.Response(body=_ENCODE(answer), status=status, content_type="application/json")
 
 
-async def player_bets(request: web.Request) -> web.Response:
-    reads = request.app[READS]
-    player_id = _id(request, "player_id")
+Query = TypeVar("Query", bound=BaseModel)
+
+
+def _query(request: web.Request, model: type[Query]) -> Query:
+    """The query parameters as the model checks them, else 422 with each problem."""
     try:
-        query = BetsQuery.model_validate(dict(request.query))
+        return model.model_validate(dict(request.query))
     except ValidationError as error:
         problems = [
             f"{'.'.join(str(part) for part in e['loc']) or 'query'}: {e['msg']}"
             for e in error.errors()
         ]
         raise _Invalid("invalid query parameters", problems) from None
+
+
+async def player_bets(request: web.Request) -> web.Response:
+    reads = request.app[READS]
+    player_id = _id(request, "player_id")
+    query = _query(request, BetsQuery)
     try:
         after = decode_cursor(query.cursor) if query.cursor is not None else None
     except BadCursor as bad:
@@ -145,6 +161,16 @@ async def report(request: web.Request) -> web.Response:
     return web.Response(text=render(found), content_type=content_type)
 
 
+async def integrity(request: web.Request) -> web.Response:
+    """The outcome integrity tests: the lines of `croupier integrity --json` over the database."""
+    query = _query(request, IntegrityQuery)
+    found = await asyncio.to_thread(
+        request.app[READS].integrity, query.window, query.scope, query.game
+    )
+    body = [FindingOut(**msgspec.structs.asdict(f)) for f in found]
+    return web.Response(body=_ENCODE(body), content_type="application/json")
+
+
 async def tables(request: web.Request) -> web.Response:
     return _answer(TablesOut(await asyncio.to_thread(request.app[READS].tables)))
 
@@ -177,7 +203,8 @@ async def metrics(request: web.Request) -> web.Response:
     reads = request.app[READS]
     counters = await asyncio.to_thread(reads.counters)
     pending = await asyncio.to_thread(reads.pending)
-    text = exposition(counters, pending=pending, lag=await request.app[LAG]())
+    found = await asyncio.to_thread(reads.verdicts)
+    text = exposition(counters, pending=pending, lag=await request.app[LAG](), integrity=found)
     return web.Response(text=text, headers={"Content-Type": METRICS_TYPE})
 
 
@@ -202,6 +229,7 @@ def application(
     app.router.add_get("/", index)
     app.router.add_get("/tables", tables)
     app.router.add_get("/report", report)
+    app.router.add_get("/integrity", integrity)
     app.router.add_get("/tables/{table_id}/stats", table_stats)
     app.router.add_get("/tables/{table_id}", board)
     app.router.add_get("/health", health)

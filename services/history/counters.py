@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Final
 
 from services.history.projection import Changes
-from services.history.tally import LATENCY, LATENCY_BUCKETS_MS
+from services.history.tally import LATENCY, LATENCY_BUCKETS_MS, labels
 
 CounterKey = tuple[str, str]
 """A counter's metric name and its labels, rendered as in the Prometheus exposition."""
@@ -26,15 +26,6 @@ _BUCKETS: Final = tuple(
 )
 _LATENCY_SUM: Final = (f"{LATENCY}_sum", "")
 _LATENCY_COUNT: Final = (f"{LATENCY}_count", "")
-
-
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def labels(**given: str) -> str:
-    """Labels as the exposition writes them: `{name="value",...}`, escaped."""
-    return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in given.items()) + "}"
 
 
 def of_batch(changes: Changes) -> Counter[CounterKey]:

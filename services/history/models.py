@@ -17,6 +17,7 @@ from msgspec import Meta
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from schemas.events import Phase
+from services.statistics.integrity import MIN_ROUNDS, WINDOW
 
 Money = Annotated[int, Meta(description="integer minor units of `currency` (never a float)")]
 Disc = Literal["red", "white"]
@@ -47,6 +48,16 @@ class BetsQuery(BaseModel):
         if self.offset is not None and self.cursor is not None:
             raise ValueError("give either `cursor` or `offset`, not both")
         return self
+
+
+class IntegrityQuery(BaseModel):
+    """The outcome integrity tests asked for: the window's size, one kind of scope, one game."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    window: int = Field(default=WINDOW, ge=MIN_ROUNDS, le=1_000_000)
+    scope: Literal["table", "dealer", "shaker"] | None = None
+    game: Literal["sicbo", "thai-hilo", "xocdia"] | None = None
 
 
 class AdjustmentOut(Answer):
@@ -232,12 +243,37 @@ class ErrorOut(Answer, kw_only=True):
     problems: list[str] = []
 
 
+class FindingOut(Answer, kw_only=True):
+    """One test of one scope's window, as a line of `croupier integrity --json` (docs/CONTRACT.md,
+    "Outcome integrity")."""
+
+    scope: Annotated[
+        Literal["table", "dealer", "shaker"],
+        described("a table (table_id), a dealer or a shaker within one game"),
+    ]
+    id: Annotated[str, described("the table's, dealer's or shaker's id")]
+    game: str
+    test: Annotated[
+        Literal["faces", "totals", "reds"],
+        described("faces and totals (sicbo, thai-hilo), reds (xocdia)"),
+    ]
+    rounds: Annotated[int, described("counted rounds in the window: its last ones, at most window")]
+    statistic: Annotated[float, described("Pearson's chi-square against the fair counts")]
+    df: Annotated[int, described("degrees of freedom")]
+    p_value: float
+    verdict: Annotated[
+        Literal["too_few", "alarm", "watch", "ok"],
+        described("too_few under 100 rounds; alarm when p < 1e-6, watch when p < 1e-3, else ok"),
+    ]
+
+
 RESPONSES: tuple[type[Answer], ...] = (
     BetsPage,
     RoundOut,
     StatsOut,
     TablesOut,
     HealthOut,
+    FindingOut,
     ErrorOut,
 )
 """The answers the OpenAPI document names (the others are parts of them)."""

@@ -15,7 +15,9 @@ from services.history.models import (
     BetsPage,
     BetsQuery,
     ErrorOut,
+    FindingOut,
     HealthOut,
+    IntegrityQuery,
     RoundOut,
     StatsOut,
     TablesOut,
@@ -67,6 +69,8 @@ def _parameters(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
 
 _PAGING: Final = _parameters(BetsQuery)
 """A history page's query parameters, as `BetsQuery` checks them."""
+_INTEGRITY: Final = _parameters(IntegrityQuery)
+"""The integrity tests' query parameters, as `IntegrityQuery` checks them."""
 _NOT_FOUND: Final = _json(ErrorOut, "Unknown id: nothing about it has been read yet")
 _INVALID: Final = _json(ErrorOut, "A parameter is out of range or malformed")
 _TABLE: Final = _path_id("table_id", "The table, as in `table_id` of the events", "T000")
@@ -159,6 +163,33 @@ def _operations() -> dict[str, Any]:
                             },
                             "text/csv": {"schema": {"type": "string"}},
                             "text/plain": {"schema": {"type": "string"}},
+                        },
+                    },
+                    "422": _INVALID,
+                },
+            }
+        },
+        "/integrity": {
+            "get": {
+                "operationId": "integrity",
+                "summary": "Outcome integrity: each table's, dealer's and shaker's outcomes "
+                "against the fair distribution",
+                "description": "Per scope (a table, dealer or shaker within one game) and test "
+                "(faces, totals, reds): Pearson's chi-square of the scope's last `window` counted "
+                "rounds, its p-value and verdict, sorted by scope, id and test (then game). The "
+                "lines of `croupier integrity --json` over the same events.",
+                "parameters": [
+                    _query("window", _INTEGRITY["window"], "Counted rounds of each scope tested"),
+                    _query("scope", _INTEGRITY["scope"], "Only this kind of scope"),
+                    _query("game", _INTEGRITY["game"], "Only this game"),
+                ],
+                "responses": {
+                    "200": {
+                        "description": "Every test of every scope, as JSON Lines' objects",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "array", "items": _ref(FindingOut)}
+                            }
                         },
                     },
                     "422": _INVALID,
@@ -269,8 +300,8 @@ def document() -> dict[str, Any]:
                     "bearerFormat": "JWT",
                     "description": "An access token (JWT, EdDSA or RS256) for audience "
                     "`croupier`, its scopes in `scope` (space-separated) or `scp` (a list): "
-                    "`history:read` for histories and recalls, `report:read` for the report. "
-                    "Every other operation is public.",
+                    "`history:read` for histories and recalls, `report:read` for the report and "
+                    "the integrity tests. Every other operation is public.",
                 }
             },
         },

@@ -1,4 +1,5 @@
-"""The read side's topics on the brokers: the login, their partitions, a projector's share.
+"""The read side's topics on the brokers: the login, the projector's consumer, the partitions, a
+projector's share.
 
 The projector and the API's lag both start here: an admin client once a broker accepted the login
 (`connected`), then every partition of the projected topics once they all exist (`partitions_of`,
@@ -13,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from services import reading
@@ -29,6 +30,27 @@ T = TypeVar("T")
 REFUSED = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError._AUTHENTICATION)
 """The errors of the consumer that are a refusal of the brokers (a group's refusal is none: see
 `reading.unused_group`)."""
+
+
+PREFETCH_KIB = 8 * 1024
+"""What librdkafka may fetch ahead of the projector, per partition (its default, 64 MiB, tripled
+the projector's memory: docs/DESIGN.md, "The read side's client")."""
+
+
+def reader(settings: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
+    """The projector's consumer (`reading.reader`), the end of each partition told."""
+    return reading.reader(
+        settings,
+        "projector",
+        **{
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+            "max.partition.fetch.bytes": 4 * 1024 * 1024,
+            "fetch.max.bytes": 32 * 1024 * 1024,
+            "queued.max.messages.kbytes": PREFETCH_KIB,
+            "error_cb": on_error,
+        },
+    )
 
 
 def sources(settings: Settings) -> dict[str, Source]:

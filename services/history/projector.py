@@ -34,6 +34,7 @@ from services.history.partitions import (
     kafka,
     owned,
     partitions_of,
+    reader,
     sources,
 )
 from services.history.projection import Changes
@@ -45,21 +46,6 @@ log = logging.getLogger("croupier.projector")
 T = TypeVar("T")
 PROGRESS_EVERY_S = 30.0
 """How often the projector logs what it projected (at the first batch written after)."""
-
-
-def reader(settings: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
-    """The projector's consumer (`reading.reader`), the end of each partition told."""
-    return reading.reader(
-        settings,
-        "projector",
-        **{
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": True,
-            "max.partition.fetch.bytes": 4 * 1024 * 1024,
-            "fetch.max.bytes": 32 * 1024 * 1024,
-            "error_cb": on_error,
-        },
-    )
 
 
 class Record(NamedTuple):

@@ -21,7 +21,7 @@ from sqlalchemy import (
     tuple_,
 )
 
-from services.history import answers, schema
+from services.history import answers, integrity, schema
 from services.history.answers import decoded
 from services.history.models import AdjustmentOut, BetsPage, RoundOut, TableOut
 from services.history.paging import encode_cursor
@@ -30,6 +30,7 @@ from services.history.store.dialects import dialect_of
 from services.history.store.report_figures import Figures
 from services.history.views import Key
 from services.reports.figures import Report
+from services.statistics.integrity import WINDOW, Finding, ScopeKind
 
 _B = schema.bets
 _R = schema.rounds
@@ -122,6 +123,7 @@ class Reads:
             shape: _Statement(_history_query(shape), dialect) for shape in _HISTORY_SHAPES
         }
         self.round_bets = _Statement(_ROUND_BETS, dialect)
+        self._verdicts: tuple[tuple[tuple[tuple[str, int], int], ...], list[Finding]] | None = None
 
     def history(
         self, player_id: str, *, limit: int, offset: int = 0, after: Key | None = None
@@ -213,6 +215,25 @@ class Reads:
         projector keeps, read in one snapshot."""
         with self.snapshot.connect() as db, db.begin():
             return Figures(db, self.dialect).get(table_id)
+
+    def integrity(
+        self, window: int = WINDOW, scope: ScopeKind | None = None, game: str | None = None
+    ) -> list[Finding]:
+        """The outcome integrity tests of `croupier integrity --json`, over the database."""
+        with self.engine.connect() as db:
+            return integrity.findings(db, window=window, scope=scope, game=game)
+
+    def verdicts(self) -> list[Finding]:
+        """`integrity()` for /metrics: tested again only once a batch has been projected since
+        (the projector's positions moved), so a scrape of an idle read side reads one row a
+        partition."""
+        moved = tuple(sorted(self.positions().items()))
+        kept = self._verdicts
+        if kept is not None and kept[0] == moved:
+            return kept[1]
+        found = self.integrity()
+        self._verdicts = (moved, found)
+        return found
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""

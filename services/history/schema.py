@@ -262,3 +262,18 @@ report_corrections: Final = Table(
     comment="the report's corrections and voids of each round, in order (n from 1), as JSON "
     "outcomes",
 )
+
+integrity_rounds: Final = Table(
+    "integrity_rounds",
+    metadata,
+    Column("table_id", Id, primary_key=True),
+    Column("round_id", Id, primary_key=True),
+    Column("game", Text, nullable=False),
+    Column("dealer_id", Id),
+    Column("shaker_id", Id),
+    Column("at", BigInteger),
+    Column("outcome", Text),
+    comment="each round's outcome integrity state (services/statistics/counted.py): opened and "
+    "waiting for its result (at and outcome null), or counted with its result's instant "
+    "(microseconds, UTC) and final outcome (JSON); a cancelled or voided round has no row",
+)

@@ -6,9 +6,13 @@ process over one database shows the same values, and a restart changes none of t
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final, assert_never
 
 from services.metric import Family
+
+if TYPE_CHECKING:
+    from services.statistics.integrity import Finding, Verdict
 
 LATENCY_BUCKETS_MS: Final = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
 LATENCY: Final = "croupier_read_decision_latency_seconds"
@@ -55,7 +59,14 @@ DECISION_LATENCY: Final = Family(
     "the table's clock is ahead.",
     ("le",),
 )
-FAMILIES: Final = (*COUNTERS, PENDING, LAG, DECISION_LATENCY)
+INTEGRITY: Final = Family(
+    "croupier_read_integrity_verdict",
+    "gauge",
+    "The verdict of each outcome integrity test of each table, dealer and shaker over its last "
+    "2000 counted rounds (GET /integrity): 0 ok or too_few, 1 watch, 2 alarm.",
+    ("scope", "id", "game", "test"),
+)
+FAMILIES: Final = (*COUNTERS, PENDING, LAG, DECISION_LATENCY, INTEGRITY)
 """The read side's metric families, in the order /metrics gives them."""
 
 
@@ -64,7 +75,31 @@ def _seconds(ms: int) -> str:
     return f"{ms // 1000}.{ms % 1000:03d}"
 
 
-def exposition(counters: Counters, *, pending: int, lag: int | None) -> str:
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def labels(**given: str) -> str:
+    """Labels as the exposition writes them: `{name="value",...}`, escaped."""
+    return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in given.items()) + "}"
+
+
+def level(verdict: Verdict) -> int:
+    """A verdict as the gauge's value: 0 ok or too_few, 1 watch, 2 alarm."""
+    match verdict:
+        case "ok" | "too_few":
+            return 0
+        case "watch":
+            return 1
+        case "alarm":
+            return 2
+        case _:
+            assert_never(verdict)
+
+
+def exposition(
+    counters: Counters, *, pending: int, lag: int | None, integrity: Sequence[Finding] = ()
+) -> str:
     """The Prometheus text format (version 0.0.4) of the read side's metrics."""
     lines: list[str] = []
     for family in COUNTERS:
@@ -87,4 +122,8 @@ def exposition(counters: Counters, *, pending: int, lag: int | None) -> str:
         f"{LATENCY}_sum {_seconds(counters.get((f'{LATENCY}_sum', ''), 0))}",
         f"{LATENCY}_count {count}",
     ]
+    lines += INTEGRITY.lines(
+        (labels(scope=f.scope, id=f.id, game=f.game, test=f.test), str(level(f.verdict)))
+        for f in integrity
+    )
     return "\n".join(lines) + "\n"

@@ -17,10 +17,20 @@ from services.signing.signature import NO_KEYS, TableKeys
 FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
 
 
-def build(source: Iterable[bytes], horizon: int, keys: TableKeys = NO_KEYS) -> Report:
-    """Fold every line and report on what the fold decided and the round events it accepted."""
-    report = Report()
-    for inputs, records in journaled(source, Fold(horizon=horizon, journal=True, keys=keys)):
+def build(
+    source: Iterable[bytes],
+    horizon: int,
+    keys: TableKeys = NO_KEYS,
+    *,
+    fold: Fold | None = None,
+    report: Report | None = None,
+) -> Report:
+    """Fold every line and report on what the fold decided and the round events it accepted;
+    given a fold (keeping its journal) and a report that have read what came before, go on from
+    them."""
+    fold = Fold(horizon=horizon, journal=True, keys=keys) if fold is None else fold
+    report = Report() if report is None else report
+    for inputs, records in journaled(source, fold):
         for event, _ in inputs:
             report.accepted(event)
         for record in records:

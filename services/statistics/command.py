@@ -93,6 +93,11 @@ def main(
     except FileNotFoundError as error:
         print(f"croupier integrity: no such file: {error.filename}", file=sys.stderr)
         return 2
+    return show(found, as_lines=as_lines, out=out)
+
+
+def show(found: Sequence[Finding], *, as_lines: bool, out: TextIO) -> int:
+    """Print the findings: aligned lines, or JSON Lines."""
     try:
         if as_lines:
             out.flush()

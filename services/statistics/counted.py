@@ -10,7 +10,7 @@ dealer and shaker are those of its `round.opened`, its place in a window its res
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final, assert_never
 
 import msgspec
@@ -36,54 +36,90 @@ UNREADABLE_AT: Final = -(2**63)
 sorts before every other, so it leaves a window first."""
 
 
+class Opening(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A round opened and without a result yet: what its result will count with."""
+
+    table_id: str
+    round_id: str
+    game: str
+    dealer_id: str | None = None
+    shaker_id: str | None = None
+
+
+State = Opening | CountedRound
+"""What a round's accepted events leave: an opening waiting for its result, or a round that
+counts (a round that does not count, or was never opened, has no state)."""
+
+
+def step(state: State | None, event: AnyEvent) -> State | None:
+    """A round's state after one more of its accepted events (bets and the events that move no
+    outcome change nothing)."""
+    match event:
+        case RoundOpened():  # opened again past the horizon: the round starts over
+            return Opening(
+                table_id=event.table_id,
+                round_id=event.round_id,
+                game=event.game,
+                dealer_id=event.dealer_id,
+                shaker_id=event.shaker_id,
+            )
+        case RoundResult(dice=dice, discs=discs, at=at):
+            outcome = dice if dice is not None else discs
+            if not isinstance(state, Opening):
+                return state  # its opening was never read: no game, no dealer (not in a replay)
+            if outcome is None:
+                return None
+            instant = utc_micros(at)
+            return CountedRound(
+                table_id=event.table_id,
+                round_id=event.round_id,
+                game=state.game,
+                at=UNREADABLE_AT if instant is None else instant,
+                outcome=outcome,
+                dealer_id=state.dealer_id,
+                shaker_id=state.shaker_id,
+            )
+        case RoundCorrected(dice=dice, discs=discs):
+            outcome = dice if dice is not None else discs
+            if isinstance(state, CountedRound) and outcome is not None:
+                return msgspec.structs.replace(state, outcome=outcome)
+            return state
+        case RoundCancelled() | RoundVoided():
+            return None
+        case BettingClosed() | RoundSuspended() | RoundResumed() | RoundReshaken() | BetPlaced():
+            return state
+        case _:
+            assert_never(event)
+
+
+RoundKey = tuple[str, str]
+"""A round: (table_id, round_id)."""
+
+
 class Counted:
     """The counted rounds of the accepted round events fed so far (`accept`), any interleaving
-    of tables allowed: a round's own events come in its order."""
+    of tables allowed: a round's own events come in its order. It may start from the states a
+    store kept of some rounds (`known`): the read side feeds each batch's events to the states
+    its database holds of their rounds."""
 
-    __slots__ = ("_opened", "_rounds")
+    __slots__ = ("_states",)
 
-    def __init__(self) -> None:
-        self._opened: dict[tuple[str, str], RoundOpened] = {}
-        self._rounds: dict[tuple[str, str], CountedRound] = {}
+    def __init__(self, known: Iterable[State] = ()) -> None:
+        self._states: dict[RoundKey, State] = {(s.table_id, s.round_id): s for s in known}
 
     def accept(self, event: AnyEvent) -> None:
-        """An input the fold accepted (bets and the events that move no outcome change
-        nothing)."""
+        """An input the fold accepted."""
         key = (event.table_id, event.round_id)
-        match event:
-            case RoundOpened():  # opened again past the horizon: the round starts over
-                self._opened[key] = event
-                self._rounds.pop(key, None)
-            case RoundResult(dice=dice, discs=discs, at=at):
-                opened = self._opened.pop(key, None)
-                outcome = dice if dice is not None else discs
-                if opened is None or outcome is None:
-                    return  # its opening was never read: no game, no dealer (not in a replay)
-                instant = utc_micros(at)
-                self._rounds[key] = CountedRound(
-                    table_id=event.table_id,
-                    round_id=event.round_id,
-                    game=opened.game,
-                    at=UNREADABLE_AT if instant is None else instant,
-                    outcome=outcome,
-                    dealer_id=opened.dealer_id,
-                    shaker_id=opened.shaker_id,
-                )
-            case RoundCorrected(dice=dice, discs=discs):
-                counted = self._rounds.get(key)
-                outcome = dice if dice is not None else discs
-                if counted is not None and outcome is not None:
-                    self._rounds[key] = msgspec.structs.replace(counted, outcome=outcome)
-            case RoundCancelled() | RoundVoided():
-                self._rounds.pop(key, None)
-                self._opened.pop(key, None)
-            case (
-                BettingClosed() | RoundSuspended() | RoundResumed() | RoundReshaken() | BetPlaced()
-            ):
-                pass
-            case _:
-                assert_never(event)
+        state = step(self._states.get(key), event)
+        if state is None:
+            self._states.pop(key, None)
+        else:
+            self._states[key] = state
+
+    def state(self, key: RoundKey) -> State | None:
+        """What the events fed so far leave of a round."""
+        return self._states.get(key)
 
     def rounds(self) -> Iterator[CountedRound]:
         """Every round that counts now."""
-        return iter(self._rounds.values())
+        return (s for s in self._states.values() if isinstance(s, CountedRound))

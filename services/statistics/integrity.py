@@ -9,8 +9,7 @@ below MIN_ROUNDS rounds, else `alarm`, `watch` or `ok` by the p-value's threshol
 
 from __future__ import annotations
 
-import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -111,10 +110,12 @@ class Test:
         return len(self.probabilities) - 1
 
     def counts(self, outcomes: Iterable[Outcome]) -> list[int]:
+        """The count of each class over the outcomes: each distinct outcome classed once (a
+        window of 2,000 rounds holds at most 216 distinct dice, 16 distinct discs)."""
         counts = [0] * len(self.probabilities)
-        for outcome in outcomes:
+        for outcome, times in Counter(outcomes).items():
             for index in self.classes(outcome):
-                counts[index] += 1
+                counts[index] += times
         return counts
 
 
@@ -172,13 +173,12 @@ def windows(
     if window < 1:
         raise ValueError("a window holds at least one round")
     members: defaultdict[tuple[ScopeKind, str, str], list[CountedRound]] = defaultdict(list)
-    for rnd in rounds:
+    for rnd in sorted(rounds, key=_order, reverse=True):  # newest first: a full window is done
         for kind, name in scopes(rnd):
-            members[(kind, name, rnd.game)].append(rnd)
-    return {
-        scope: sorted(heapq.nlargest(window, kept, key=_order), key=_order)
-        for scope, kept in members.items()
-    }
+            kept = members[(kind, name, rnd.game)]
+            if len(kept) < window:
+                kept.append(rnd)
+    return {scope: kept[::-1] for scope, kept in members.items()}
 
 
 def evaluate(

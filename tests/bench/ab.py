@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
+from tests.bench.results import Figure, Run, figure
 from tests.kafka import ROOT
 
 REPEATS = int(os.environ.get("CROUPIER_BENCH_AB_REPEATS", "3"))
@@ -311,6 +312,43 @@ def table(
     )
 
 
+def figures(
+    base: str,
+    sides: tuple[Side, Side],
+    replayed: tuple[Path, int] | None,
+    floor: tuple[int, int] | None,
+) -> list[Figure]:
+    """The new code's medians against the old's, for the result file."""
+    old, new = sides
+    found: list[Figure] = []
+    if replayed is not None:
+        stream, events = replayed
+        same = "identical" if old.digests == new.digests else "DIFFERENT"
+        found.append(
+            figure(
+                "replay",
+                f"replay of {stream.name} ({events:,} events), this code, median of {REPEATS}"
+                " runs in turns",
+                events / statistics.median(new.replay_seconds),
+                "events/s",
+                baseline=(f"the code of {base}", events / statistics.median(old.replay_seconds)),
+                note=f"output sha256 {same} ({next(iter(new.digests))[:12]})",
+            )
+        )
+    if floor is not None and old.kafka_rates and new.kafka_rates:
+        found.append(
+            figure(
+                "worker",
+                f"worker, events decided/s over one preloaded floor ({sum(floor):,} events), "
+                f"this code, median of {KAFKA_REPEATS} runs in turns",
+                statistics.median(new.kafka_rates),
+                "events/s",
+                baseline=(f"the code of {base}", statistics.median(old.kafka_rates)),
+            )
+        )
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="python -m tests.bench.ab", description=__doc__.split("\n")[0]
@@ -320,12 +358,14 @@ def main() -> None:
     parser.add_argument("--no-replay", action="store_true", help="leave the replay A/B out")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    run = Run("bench-ab")
     sha, path = worktree(args.base)
     sides = (Side("old", path), Side("new", ROOT))
     began = time.monotonic()
     replayed = None if args.no_replay else replay_ab(sides)
     floor = kafka_ab(sides) if args.kafka else None
     table(args.base, sha, sides, replayed, floor)
+    run.save(figures(f"{args.base} ({sha[:10]})", sides, replayed, floor))
     say(f"bench-ab took {time.monotonic() - began:.0f} s")
     if any(side.kafka_failures for side in sides):
         raise SystemExit(1)

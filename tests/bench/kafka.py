@@ -37,6 +37,7 @@ from tests.bench.pipeline import (
     BOOTSTRAP,
     events_rate,
     latency,
+    p99,
     percentiles,
     preload_floor,
     rate,
@@ -45,6 +46,7 @@ from tests.bench.pipeline import (
     stop,
     variant,
 )
+from tests.bench.results import Figure, Run, figure
 from tests.kafka import ROOT, isolated_settings
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_KAFKA_EVENTS", "300000"))
@@ -162,7 +164,59 @@ def report(results: dict[str, list[float]], rounds: int, bets: int) -> None:
         print(f"  ratio croupier / {side + ':':12}{ours / theirs:6.2f}{target}")
 
 
+def figures(
+    results: dict[str, list[float]],
+    rounds: int,
+    bets: int,
+    firsts: list[float],
+    times: list[float],
+) -> list[Figure]:
+    """The run's figures for its result file: croupier's rate next to each baseline's (medians
+    of the runs), its settled bets, and the latency of a 10,000-bet round."""
+    total = rounds + bets
+    ours = statistics.median(results["croupier"])
+    floor = f"{total:,} events ({bets:,} bets), {PARTITIONS} partitions, {WORKERS} worker(s)"
+    found = [
+        figure(
+            f"worker_vs_{side}",
+            f"croupier worker, events decided/s (one floor: {floor})",
+            ours,
+            "events/s",
+            baseline=(LABELS[side], statistics.median(results[side])),
+            target=("ratio", "at least", TARGETS[side]) if side in TARGETS else None,
+            note=f"median of {REPEATS} run(s) a side" if REPEATS > 1 else "",
+        )
+        for side in BASELINES
+        if results[side]
+    ]
+    found.append(
+        figure("settled_bets", f"croupier, settled bets/s ({floor})", ours * bets / total, "bets/s")
+    )
+    rounds_of = f"{len(times)} rounds of 10,000 bets"
+    for name, label, values in (
+        ("round_committed", "round.result to the round committed (read_committed)", firsts),
+        ("round_read", "round.result to the last of its 10,000 settlements read", times),
+    ):
+        found += [
+            figure(
+                f"{name}_p50",
+                f"{label}, p50 of {rounds_of}",
+                statistics.median(values) * 1000,
+                "ms",
+            ),
+            figure(
+                f"{name}_p99",
+                f"{label}, p99 of {rounds_of}",
+                p99(values) * 1000,
+                "ms",
+                target=("value", "at most", 100.0) if name == "round_read" else None,
+            ),
+        ]
+    return found
+
+
 def main() -> None:
+    run = Run("bench-kafka")
     # A SIGTERM (Ctrl-C's cousin) ends the run through its clean-up: processes and topics.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     s = settings()
@@ -193,6 +247,7 @@ def main() -> None:
         print(
             "  (one transaction holds the whole round, so all its settlements become readable at once)"
         )
+        run.save(figures(results, rounds, bets, firsts, times))
     finally:
         if not KEEP:
             delete_bench_topics(s, s2)

@@ -50,6 +50,8 @@ from services.history.migrate import upgrade
 from services.history.store import connect
 from services.settings import Settings
 from tests.bench.pipeline import rate, start, stop
+from tests.bench.readside_figures import readside_figures
+from tests.bench.results import Run
 from tests.database import fresh_url
 from tests.e2e.support import free_port
 from tests.kafka import create_topics, delete_topics, environment, isolated_settings
@@ -451,7 +453,10 @@ def settle(database: str) -> float:
     return time.monotonic() - began
 
 
-def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
+def queries(
+    s: Settings, database: str, big_round: str
+) -> tuple[dict[str, str], dict[str, list[float]]]:
+    """The queries' figures as printed, and each group's times."""
     LOGS.mkdir(parents=True, exist_ok=True)
     jwks = write_jwks(LOGS / "jwks.json", ED)
     env = environment(s) | {
@@ -475,9 +480,10 @@ def queries(s: Settings, database: str, big_round: str) -> dict[str, str]:
             except (OSError, AssertionError):
                 assert time.monotonic() < deadline, "the API did not answer"
                 time.sleep(0.2)
+        times: dict[str, list[float]] = {}
         with Activity(engine) as activity:
-            answers = _answers(conn, big_round, blocks)
-        return answers | {"the server meanwhile": str(activity)}
+            answers = _answers(conn, big_round, blocks, times)
+        return answers | {"the server meanwhile": str(activity)}, times
     finally:
         stop([proc])
         engine.dispose()
@@ -522,13 +528,19 @@ class Blocks:
         return f"{read:,} blocks read" + (f" in {took:.0f} ms" if self.timed else "")
 
 
-def _answers(conn: http.client.HTTPConnection, big_round: str, blocks: Blocks) -> dict[str, str]:
+def _answers(
+    conn: http.client.HTTPConnection,
+    big_round: str,
+    blocks: Blocks,
+    times: dict[str, list[float]],
+) -> dict[str, str]:
     """p50/p99 of the three queries, after one of each to check its answer; the blocks each
     group read from outside the server's buffers."""
     figures: dict[str, str] = {}
 
-    def group(name: str, times: list[float]) -> None:
-        figures[name] = f"{percentiles(times)}; {blocks.since()}"
+    def group(name: str, took: list[float]) -> None:
+        figures[name] = f"{percentiles(took)}; {blocks.since()}"
+        times[name] = took
 
     player = "P00007"
     _, page = timed(conn, f"/players/{player}/bets?limit=50")
@@ -558,11 +570,12 @@ def _answers(conn: http.client.HTTPConnection, big_round: str, blocks: Blocks) -
 
 
 def main() -> int:
+    saving = Run("bench-readside")
     s = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
     create_topics(s)
     empty_settings = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
     try:
-        return measure(s, empty_settings)
+        return measure(s, empty_settings, saving)
     finally:  # some 15 GB of topics at 10,000,000 bets: a few runs would fill the disk
         delete_topics(s)
         delete_topics(empty_settings)
@@ -591,7 +604,7 @@ def quiesce(limit_s: float = 120.0) -> None:
     )
 
 
-def measure(s: Settings, empty_settings: Settings) -> int:
+def measure(s: Settings, empty_settings: Settings, saving: Run) -> int:
     say(f"publishing {BETS:,} bets ...")
     bets, events, big_round = preload(s)
     quiesce()
@@ -634,11 +647,11 @@ def measure(s: Settings, empty_settings: Settings) -> int:
         empty = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
         restart_empty = [restart(empty_settings, empty) for _ in range(3)]
         say("queries right after the projection ...")
-        answers = queries(s, full, big_round)
+        answers, answer_times = queries(s, full, big_round)
         say("VACUUM (ANALYZE) and CHECKPOINT ...")
         settled_in = settle(full)
         say(f"  settled in {settled_in:.0f} s; queries again ...")
-        settled = queries(s, full, big_round)
+        settled, settled_times = queries(s, full, big_round)
     rss = projected["rss"]
     last = max(rss) if rss else 0
     print(f"bets: {bets:,} ({events:,} round events), {PARTITIONS} partitions, {WORKERS} worker(s)")
@@ -682,6 +695,17 @@ def measure(s: Settings, empty_settings: Settings) -> int:
     print(f"HTTP, after VACUUM (ANALYZE) and CHECKPOINT ({settled_in:.0f} s):")
     for name, figure in settled.items():
         print(f"  {name + ':':<36}{figure}")
+    saving.save(
+        readside_figures(
+            bets=bets,
+            pipeline=pipeline,
+            pipeline_us=pipeline_us,
+            runs=runs,
+            restarts=([t for t, _ in restart_full], [t for t, _ in restart_empty]),
+            answers=answer_times,
+            settled=settled_times,
+        )
+    )
     return 0
 
 

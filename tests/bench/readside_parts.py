@@ -37,12 +37,14 @@ from psycopg.adapt import Transformer
 from sqlalchemy import create_engine, make_url, text
 
 from services import reading
-from services.history import bulk, pacing, projector, schema
+from services.history import bulk, pacing, partitions, projector, schema
 from services.history.migrate import upgrade
 from services.history.projection import Changes, Source
 from services.history.store import Prepared, Store, connect
 from services.settings import Settings
 from tests.bench import readside
+from tests.bench.results import Run
+from tests.bench.results import figure as saved
 from tests.committed import Committed, commit_inputs
 from tests.database import fresh_url
 
@@ -121,7 +123,7 @@ async def _read(messages: list[bytes]) -> float:
     finally:
         await producer.stop()
     settings = Settings(kafka_bootstrap=BOOTSTRAP)
-    consumer = projector.reader(settings, lambda error: say(f"  kafka: {error}"))
+    consumer = partitions.reader(settings, lambda error: say(f"  kafka: {error}"))
     reads = projector.Projector(settings, Store(create_engine("sqlite://")))
     try:
         parts = [(topic, p) for p in range(PARTITIONS)]
@@ -214,6 +216,7 @@ def formats(url: str, prepared: list[Prepared]) -> dict[str, tuple[float, float]
 
 
 def main() -> int:
+    run = Run("bench-readside-parts")
     say(f"folding {BETS:,} bets ...")
     out = committed(BETS)
     cut = batches(out)
@@ -256,6 +259,7 @@ def main() -> int:
         say("COPY's text format against binary ...")
         both = formats(url, prepared)
     per = 1e6 / bets
+    spent = (read, decoding, encoding, writing, server)  # before the loops below reuse names
     print(f"bets: {bets:,} ({messages:,} messages, {len(cut)} batches of up to {BATCH:,})")
     print("processor time per bet (µs):")
     print(f"  reading (librdkafka, {messages / bets:.2f} records a bet): {read * per:6.1f}")
@@ -270,6 +274,34 @@ def main() -> int:
     print("COPY's formats, µs per row (median of 3, alternating; all of bets' indexes):")
     for name, (encoding, server) in both.items():
         print(f"  {name + ':':<8} encoding {encoding:5.2f}, PostgreSQL {server:5.2f}")
+    parts = {
+        "reading": f"reading (librdkafka, {messages / bets:.2f} records a bet)",
+        "decoding": "decoding into rows (Changes.feed_all)",
+        "encoding": "encoding the COPY data (Store.prepare)",
+        "writing": "the writing side in the projector's process (Store.write)",
+        "postgresql": "PostgreSQL (the local server's processes)",
+    }
+    of = f"processor time a bet over {bets:,} bets"
+    run.save(
+        [
+            saved(f"part_{key}", f"{label}, {of}", seconds * per, "us/bet")
+            for (key, label), seconds in zip(parts.items(), spent, strict=True)
+        ]
+        + [
+            saved(f"copy_floor_{n}", f"COPY alone, {name}", value, "us/row")
+            for n, (name, value) in enumerate(floors.items())
+        ]
+        + [
+            saved(
+                f"copy_{name}_{side}",
+                f"COPY {name} format, {side}, median of 3, alternating",
+                value,
+                "us/row",
+            )
+            for name, pair in both.items()
+            for side, value in zip(("encoding", "PostgreSQL"), pair, strict=True)
+        ]
+    )
     return 0
 
 

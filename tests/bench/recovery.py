@@ -46,6 +46,8 @@ from tests.bench.pipeline import (
     variant,
     worker,
 )
+from tests.bench.recovery_report import pipeline_figures, report, takeover_figures
+from tests.bench.results import Figure, Run
 from tests.kafka import ROOT, isolated_settings, table_of
 from tests.worker_log import Restore, restored
 
@@ -241,50 +243,11 @@ async def _replace(
         stop([replacement])
 
 
-def report(t: Takeover) -> list[str]:
-    r = t.restore
-    state = (
-        "state not read (the engine refolds)"
-        if r.records is None
-        else f"{r.records:,} state records ({(r.size or 0) / 2**20:.1f} MiB) read"
-    )
-    lines = [
-        f"history {t.events:,} events, durable state {'on' if t.durable else 'off'}"
-        f"{', one more round on every table before the kill' if t.live else ''}:",
-        f"  takeover (replacement start to the new round readable)  {t.takeover_s:6.2f} s "
-        f"(the replacement's processor time until then {t.cpu_takeover:.2f} s; load average "
-        f"{t.load})",
-        f"  restore: {state}, {r.events:,} input events refolded, {r.seconds:.2f} s (tasks {sorted(r.tasks)})",
-    ]
-    if r.first_line is not None and r.ready_at is not None:
-        boot = r.first_line - t.started_at
-        join = r.ready_at - r.seconds - r.first_line
-        last = t.takeover_s - (r.ready_at - t.started_at)
-        lines.append(
-            f"  where it went: interpreter and imports {boot:.2f} s, faust start and group join "
-            f"{join:.2f} s, restore {r.seconds:.2f} s, the new round after ready {last:.2f} s"
-        )
-    if r.parts:
-        lines.append(
-            "  the restore: " + ", ".join(f"{name} {sec:.2f} s" for name, sec in r.parts.items())
-        )
-    if r.first_transaction is not None and r.first_transaction_at is not None:
-        seen = t.started_at + t.takeover_s - r.first_transaction_at
-        lines.append(
-            f"  the new round: first transaction {r.first_transaction}; readable to the bench's "
-            f"read_committed reader {seen:.2f} s after that commit was logged"
-        )
-    lines.append(
-        f"  worker RSS: after catch-up {t.rss_caught_up / 2**20:.0f} MiB, after takeover "
-        f"{t.rss_takeover / 2**20:.0f} MiB; first worker settled all in {t.catch_up_s:.1f} s from its start "
-        f"({t.events / t.catch_up_s:,.0f} events/s, first start restored {t.caught_up.events:,} events)"
-    )
-    return lines
-
-
-def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]:
+def pipeline(
+    bets: int, partitions: int, repeats: int, rounds: int
+) -> tuple[list[str], list[Figure]]:
     """Throughput over one preloaded input and 10,000-bet latency, state on and off in turns
-    (on, off, off, on, ...)."""
+    (on, off, off, on, ...): the report's lines and the figures."""
     s = isolated_settings(BOOTSTRAP, partitions=partitions)
     ensure(s, io.StringIO())
     say(f"throughput: preloading about {bets:,} bets")
@@ -311,7 +274,7 @@ def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]
     for times in latencies.values():
         times.sort()
     on, off = statistics.median(rates[True]), statistics.median(rates[False])
-    return [
+    lines = [
         f"throughput on {published:,} bets ({partitions} partitions, 1 worker), median of {repeats}:",
         f"  durable state on   {on:>10,.0f} settled bets/s  (runs {_runs(rates[True])})",
         f"  durable state off  {off:>10,.0f} settled bets/s  (runs {_runs(rates[False])})",
@@ -326,6 +289,7 @@ def pipeline(bets: int, partitions: int, repeats: int, rounds: int) -> list[str]
         f"  p99 on/off {p99(latencies[True]) / p99(latencies[False]):.2f}",
         f"  load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
     ]
+    return lines, pipeline_figures(published, rates, latencies, repeats)
 
 
 def _turns(n: int) -> tuple[bool, bool]:
@@ -371,6 +335,7 @@ def main() -> None:
         help="after the catch-up, one round on every table settled before the kill",
     )
     args = parser.parse_args()
+    run = Run("bench-recovery")
     sizes = [int(size) for size in args.sizes.split(",") if size]
     modes = [mode == "on" for mode in args.takeover_state.split(",")]
     lines: list[str] = []
@@ -379,6 +344,7 @@ def main() -> None:
         for d in modes
         for n in sizes
     ]
+    figures = [f for t in results for f in takeover_figures(t)]
     for t in results:
         lines += report(t)
     for durable in modes:
@@ -390,9 +356,12 @@ def main() -> None:
                 f"{'on' if durable else 'off'}: {ratio:.2f} (target <= 1.3; each <= 3 s)"
             )
     if not args.no_pipeline:
-        lines += pipeline(args.bets, args.partitions, args.repeats, args.latency_rounds)
+        more, found = pipeline(args.bets, args.partitions, args.repeats, args.latency_rounds)
+        lines += more
+        figures += found
     print()
     print("\n".join(lines))
+    run.save(figures)
 
 
 if __name__ == "__main__":

@@ -13,20 +13,20 @@ import io
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from services.settlement.fold import DEFAULT_HORIZON, Fold
+from services.settlement.fold import Fold
 from services.settlement.replay import lines as replay_lines
 from services.settlement.replay import replay, split_lines
 from services.signing.signature import TableKeys
 from services.simulation.streams import Profile, generate
+from tests.bench.replay_memory import memory, memory_side_by_side
+from tests.bench.results import Figure, Run, figure
 
 EVENTS = int(os.environ.get("CROUPIER_BENCH_EVENTS", "500000"))
-ROUNDS = int(os.environ.get("CROUPIER_BENCH_ROUNDS", "1000000"))
 REPEATS = int(os.environ.get("CROUPIER_BENCH_REPEATS", "5"))
 DATA = Path(os.environ.get("CROUPIER_BENCH_DIR", ".data/bench"))
 
@@ -100,7 +100,7 @@ def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[list[float], int
     return {label: (times[label], counts[label]) for label in runs}
 
 
-def throughput() -> None:
+def throughput() -> list[Figure]:
     path = stream_file()
     with open(path, "rb") as stream:
         events = sum(1 for line in stream if line.strip())
@@ -169,9 +169,31 @@ def throughput() -> None:
         f"ratio of each run: {', '.join(f'{r:.2f}' for r in pairs)}"
         f" (median {statistics.median(pairs):.2f})"
     )
+    each = ", ".join(f"{r:.2f}" for r in pairs)
+    block_base, block_ours = min(b for b, _ in runs), min(o for _, o in runs)
+    return [
+        figure(
+            "replay_block_by_block",
+            f"croupier replay, block by block ({events:,} events; 1 MiB blocks, the sides taking"
+            f" turns), best of {REPEATS}",
+            events / block_ours,
+            "events/s",
+            baseline=("bare json.loads of the same lines", events / block_base),
+            target=("ratio", "at least", 1.0),
+            note=f"ratio of each run {each}",
+        ),
+        figure(
+            "replay_whole_file",
+            f"croupier replay, whole file, each side in turn, best of {REPEATS}",
+            events / min(ourses),
+            "events/s",
+            baseline=("bare json.loads of the same file", events / min(bases)),
+            note="the machine's drift within seconds weighs on one side or the other",
+        ),
+    ]
 
 
-def signed_side_by_side(path: Path) -> None:
+def signed_side_by_side(path: Path) -> list[Figure]:
     """The replay of the stream with every table signing next to the unsigned replay, taking
     turns block by block (the same lines of each file, the order alternating from block to
     block), so that the machine's drift weighs on both alike."""
@@ -227,6 +249,22 @@ def signed_side_by_side(path: Path) -> None:
         + f" (median {statistics.median(ratios):.2f}); extra time per signature checked: median "
         f"{statistics.median(extra):.0f} us; load average {os.getloadavg()[0]:.2f}"
     )
+    return [
+        figure(
+            "replay_signed",
+            f"croupier replay, every table signing ({checked:,} signatures, {checked / events:.1%}"
+            f" of the events), block by block, best of {REPEATS}",
+            events / best_signed,
+            "events/s",
+            baseline=("the unsigned replay of the same stream", events / best_plain),
+        ),
+        figure(
+            "signature_cost",
+            "extra time per signature checked, median of the runs",
+            statistics.median(extra),
+            "us",
+        ),
+    ]
 
 
 def table(events: int, base: float, ours: float, records: int) -> None:
@@ -280,80 +318,6 @@ def interleaved(path: Path) -> list[tuple[float, float]]:
     return runs
 
 
-def rss_mib() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def memory(horizon: int) -> list[tuple[int, float, int]]:
-    """Resident memory while ROUNDS rounds (two bets and a redelivery each, one in ten corrected)
-    stream through."""
-    fold = Fold(horizon=horizon)
-    at = "2026-11-29T12:00:00Z"
-    samples: list[tuple[int, float, int]] = []
-    for n in range(ROUNDS):
-        table = f"T{n % 10}"
-        head = f'"v":1,"table_id":"{table}","round_id":"R{n}","at":"{at}"'
-        fold.feed(
-            "rounds", f'{{"type":"round.opened","event_id":"o{n}",{head},"game":"sicbo"}}'.encode()
-        )
-        for seq in (1, 2):
-            bet = (
-                f'{{"type":"bet.placed","event_id":"b{n}-{seq}",{head},"bet_id":"B{n}-{seq}",'
-                f'"player_id":"P{n % 97}","seq":{seq},"kind":"big","stake":100,"currency":"EUR"}}'
-            ).encode()
-            fold.feed("bets", bet)
-        fold.feed("bets", bet)
-        fold.feed(
-            "rounds",
-            f'{{"type":"round.betting_closed","event_id":"c{n}",{head},"last_seq":2}}'.encode(),
-        )
-        fold.feed(
-            "rounds",
-            f'{{"type":"round.result","event_id":"r{n}",{head},"dice":[1,2,{1 + n % 6}]}}'.encode(),
-        )
-        if n % 10 == 0:  # one round in ten corrected by a supervisor
-            fold.feed(
-                "rounds",
-                f'{{"type":"round.corrected","event_id":"x{n}",{head},"dice":[6,6,{1 + n % 5}],'
-                f'"reason":"misread","authorized_by":"ana"}}'.encode(),
-            )
-        if (n + 1) % (ROUNDS // 10) == 0:
-            kept = sum(len(t.rounds) for t in fold.tables.values())
-            samples.append((n + 1, rss_mib(), kept))
-            print(
-                f"  horizon {horizon}: {n + 1:,} rounds, {samples[-1][1]:.0f} MiB",
-                file=sys.stderr,
-                flush=True,
-            )
-    return samples
-
-
-def memory_side_by_side() -> None:
-    """The bounded fold next to the same fold that never forgets, each in a process of its own."""
-    bounded = _in_process(DEFAULT_HORIZON)
-    unbounded = _in_process(10**12)
-    print(
-        f"memory: {ROUNDS:,} rounds on 10 tables (2 bets and a redelivered bet each, "
-        "one in ten corrected)"
-    )
-    print(
-        f"{'rounds':>12}{'RSS MiB, horizon ' + str(DEFAULT_HORIZON):>24}{'rounds kept':>14}{'RSS MiB, no horizon':>22}{'rounds kept':>14}"
-    )
-    for (n, rss, kept), (_, rss_all, kept_all) in zip(bounded, unbounded, strict=True):
-        print(f"{n:>12,}{rss:>24.1f}{kept:>14,}{rss_all:>22.1f}{kept_all:>14,}")
-
-
-def _in_process(horizon: int) -> list[tuple[int, float, int]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.bench.replay", "--memory", str(horizon)],
-        capture_output=True,
-        check=True,
-    )
-    sys.stderr.buffer.write(done.stderr)
-    return [tuple(row) for row in json.loads(done.stdout)]  # type: ignore[misc]
-
-
 def main() -> None:
     if sys.argv[1:2] == ["--memory"]:
         print(json.dumps(memory(int(sys.argv[2]))))
@@ -361,11 +325,13 @@ def main() -> None:
     if sys.argv[1:2] == ["--signed"]:
         signed_side_by_side(stream_file())
         return
-    throughput()
+    run = Run("bench")
+    figures = throughput()
     print()
-    signed_side_by_side(stream_file())
+    figures += signed_side_by_side(stream_file())
     print()
-    memory_side_by_side()
+    figures += memory_side_by_side()
+    run.save(figures)
 
 
 if __name__ == "__main__":

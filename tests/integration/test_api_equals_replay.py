@@ -13,7 +13,9 @@ from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
 from schemas.journal import Journal
 from services.settings import Settings
+from services.settlement.fold import DEFAULT_HORIZON
 from services.simulation.streams import Profile, Streams, generate
+from services.statistics.command import findings
 from tests.committed import commit
 from tests.database import BACKENDS, fresh_url
 from tests.e2e.support import Offline, get, offline, quote, read_side, wait_read_up
@@ -28,6 +30,7 @@ class Pipeline:
     second: str
     offline: Offline
     events: dict[str, int]
+    streams: Streams
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -65,7 +68,9 @@ def pipeline(
         }
         with read_side(settings, "serving", database=database, serve_only=True) as second:
             wait_read_up(second)
-            yield Pipeline(url=url, second=second, offline=offline(streams), events=events)
+            yield Pipeline(
+                url=url, second=second, offline=offline(streams), events=events, streams=streams
+            )
 
 
 def with_nul(streams: Streams) -> Streams:
@@ -291,3 +296,18 @@ def test_metrics_count_what_the_pipeline_committed(pipeline: Pipeline) -> None:
     assert int(samples['croupier_read_decision_latency_seconds_bucket{le="+Inf"}']) == len(
         pipeline.offline.decisions
     )
+
+
+def test_the_outcome_integrity_tests_are_the_commands_on_the_same_events(
+    pipeline: Pipeline,
+) -> None:
+    """`GET /integrity` of the read side fed by the workers over a broker, against
+    `croupier integrity --json` of the published events (any interleaving of the tables)."""
+    lines = [raw for _, raw in pipeline.streams.tagged()]
+    offline_lines = [
+        msgspec.to_builtins(f) for f in findings(lines, window=100, horizon=DEFAULT_HORIZON)
+    ]
+    assert {f["id"] for f in offline_lines if f["scope"] == "table"} == set(pipeline.offline.stats)
+    for url in (pipeline.url, pipeline.second):
+        status, found = get(f"{url}/integrity?window=100")
+        assert status == 200 and found == offline_lines

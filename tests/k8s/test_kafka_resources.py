@@ -113,7 +113,7 @@ def test_every_client_connects_as_a_kafka_user_that_exists() -> None:
             for _, c in containers(objects)
             if "KAFKA_BOOTSTRAP" in env(c)
         ]
-        assert sorted(clients) == ["croupier", "readside", "readside"]
+        assert sorted(clients) == ["auditor", "croupier", "readside", "readside"]
         assert set(clients) <= users
 
 

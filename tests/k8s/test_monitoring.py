@@ -46,6 +46,7 @@ def test_the_exported_metrics_are_the_ones_this_test_knows() -> None:
         "croupier_read_decision_latency_seconds",
         "croupier_read_decisions_total",
         "croupier_read_events_total",
+        "croupier_read_integrity_verdict",
         "croupier_read_lag_messages",
         "croupier_read_pending_bets",
         "croupier_read_rejections_total",

@@ -304,6 +304,7 @@ def test_the_openapi_document_declares_the_bearer_scheme_and_each_protected_scop
         "/players/{player_id}/bets": [{"bearer": ["history:read"]}],
         "/tables/{table_id}/rounds/{round_id}": [{"bearer": ["history:read"]}],
         "/report": [{"bearer": ["report:read"]}],
+        "/integrity": [{"bearer": ["report:read"]}],
     }
     assert "security" not in document
     for path in secured:

@@ -248,6 +248,7 @@ def test_the_openapi_document_is_valid_and_lists_every_route(engine: Engine) -> 
         ("GET", "/"),
         ("GET", "/tables"),
         ("GET", "/players/{player_id}/bets"),
+        ("GET", "/integrity"),
         ("GET", "/tables/{table_id}/rounds/{round_id}"),
         ("GET", "/tables/{table_id}/stats"),
         ("GET", "/tables/{table_id}"),

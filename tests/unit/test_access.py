@@ -23,11 +23,12 @@ from services.history.access import (
 )
 
 
-def test_only_histories_recalls_and_the_report_are_protected() -> None:
+def test_only_histories_recalls_the_report_and_the_integrity_tests_are_protected() -> None:
     assert PROTECTED == {
         "/players/{player_id}/bets": HISTORY_READ,
         "/tables/{table_id}/rounds/{round_id}": HISTORY_READ,
         "/report": REPORT_READ,
+        "/integrity": REPORT_READ,
     }
 
 

@@ -8,6 +8,7 @@ from collections import Counter
 
 from services.history.tally import LATENCY, exposition
 from services.settlement.metrics import Metrics, render
+from services.statistics.integrity import Finding
 
 WORKER = """\
 # HELP croupier_tasks Tasks (input partitions) this worker runs.
@@ -91,6 +92,12 @@ croupier_read_decision_latency_seconds_bucket{le="60.000"} 5
 croupier_read_decision_latency_seconds_bucket{le="+Inf"} 6
 croupier_read_decision_latency_seconds_sum 70.123
 croupier_read_decision_latency_seconds_count 6
+# HELP croupier_read_integrity_verdict The verdict of each outcome integrity test of each table, dealer and shaker over its last 2000 counted rounds (GET /integrity): 0 ok or too_few, 1 watch, 2 alarm.
+# TYPE croupier_read_integrity_verdict gauge
+croupier_read_integrity_verdict{scope="dealer",id="D\\"3\\\\",game="xocdia",test="reds"} 2
+croupier_read_integrity_verdict{scope="table",id="SB-01",game="sicbo",test="faces"} 1
+croupier_read_integrity_verdict{scope="table",id="SB-01",game="sicbo",test="totals"} 0
+croupier_read_integrity_verdict{scope="table",id="XD-01",game="xocdia",test="reds"} 0
 """
 
 READ_SIDE_STARTING = """\
@@ -123,6 +130,8 @@ croupier_read_decision_latency_seconds_bucket{le="60.000"} 0
 croupier_read_decision_latency_seconds_bucket{le="+Inf"} 0
 croupier_read_decision_latency_seconds_sum 0.000
 croupier_read_decision_latency_seconds_count 0
+# HELP croupier_read_integrity_verdict The verdict of each outcome integrity test of each table, dealer and shaker over its last 2000 counted rounds (GET /integrity): 0 ok or too_few, 1 watch, 2 alarm.
+# TYPE croupier_read_integrity_verdict gauge
 """
 
 
@@ -157,7 +166,20 @@ def test_the_read_sides_metrics_text_is_exactly_the_pinned_exposition() -> None:
         (f"{LATENCY}_sum", ""): 70123,
         (f"{LATENCY}_count", ""): 6,
     }
-    assert exposition(counters, pending=4, lag=17) == READ_SIDE
+    verdicts = [
+        ("dealer", 'D"3\\', "xocdia", "reds", "alarm"),
+        ("table", "SB-01", "sicbo", "faces", "watch"),
+    ]
+    verdicts += [
+        ("table", "SB-01", "sicbo", "totals", "ok"),
+        ("table", "XD-01", "xocdia", "reds", "too_few"),
+    ]
+    integrity = [
+        Finding(scope=scope, id=name, game=game, test=test, rounds=100, statistic=1.0, df=4,
+                p_value=0.5, verdict=verdict)  # the gauge shows the verdict alone
+        for scope, name, game, test, verdict in verdicts
+    ]  # fmt: skip
+    assert exposition(counters, pending=4, lag=17, integrity=integrity) == READ_SIDE
 
 
 def test_the_read_side_leaves_out_the_lag_while_its_positions_are_unknown() -> None:

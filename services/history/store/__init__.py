@@ -3,8 +3,9 @@
 A batch's rows, its counters and the Kafka positions it consumed commit together or not at all
 (`uow.UnitOfWork`); the positions move only from the values this projector read, so a second
 projector on the same database can never apply a batch twice. Each aggregate has its repository
-(`bets`, `timelines`, `tables`, `report_figures`); where PostgreSQL and SQLite differ, their
-adapters (`postgres`, `sqlite`: a `dialects.Dialect` each) do, chosen once when the store is made.
+(`bets`, `timelines`, `tables`, `report_figures`, `integrity`); where PostgreSQL and SQLite
+differ, their adapters (`postgres`, `sqlite`: a `dialects.Dialect` each) do, chosen once when the
+store is made.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from services.history.store.report_figures import of_batch
 from services.history.store.timelines import RoundKey
 from services.history.store.uow import Conflict, Moves, Position, UnitOfWork
 from services.history.views import Round
+from services.statistics.counted import Counted
 
 __all__ = [
     "DEFAULT_SQLITE",
@@ -93,6 +95,20 @@ def apply(uow: UnitOfWork, batch: Prepared) -> None:
     numbers = uow.figures.corrected_so_far(fated) if fated else {}
     outcomes = {key: outcome for key, outcome in fated.items() if outcome is not None}
     uow.figures.add(of_batch(changes, games, outcomes, numbers))
+    _integrity(uow, changes)
+
+
+def _integrity(uow: UnitOfWork, changes: Changes) -> None:
+    """Each round's outcome integrity state, moved by the batch's accepted round events in order
+    (`services.statistics.counted`, the very code of `croupier integrity`)."""
+    keys = sorted({(e.table_id, e.round_id) for e, _ in changes.round_events})
+    if not keys:
+        return
+    known = uow.outcomes.get(keys)
+    counted = Counted(known)
+    for event_, _ in changes.round_events:
+        counted.accept(event_)
+    uow.outcomes.put(counted, keys, known)
 
 
 def _rounds(

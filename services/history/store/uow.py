@@ -4,7 +4,8 @@ repositories that write in it.
 `with UnitOfWork(...) as uow:` begins the transaction and moves the Kafka positions the batch
 consumed, each only from the value this projector read (Conflict otherwise: another projector
 moved them, and nothing is written); the repositories (`uow.bets`, `uow.rounds`, `uow.tables`,
-`uow.figures`) write the batch; `uow.commit()` adds what it counted to the counters and commits.
+`uow.figures`, `uow.outcomes`) write the batch; `uow.commit()` adds what it counted to the
+counters and commits.
 Leaving the block without a commit rolls everything back, positions included, so a batch is
 applied whole and once, or not at all.
 """
@@ -23,6 +24,7 @@ from services.history.counters import CounterKey
 from services.history.store import statements
 from services.history.store.bets import Bets
 from services.history.store.dialects import Dialect
+from services.history.store.integrity import Outcomes
 from services.history.store.report_figures import Figures
 from services.history.store.tables import Tables
 from services.history.store.timelines import Rounds
@@ -46,6 +48,7 @@ class UnitOfWork:
     rounds: Rounds
     tables: Tables
     figures: Figures
+    outcomes: Outcomes
 
     def __init__(
         self, engine: Engine, dialect: Dialect, encoder: Encoder | None, moves: Moves
@@ -71,6 +74,7 @@ class UnitOfWork:
         self.rounds = Rounds(self.db, self.dialect, self.counts)
         self.tables = Tables(self.db, self.dialect)
         self.figures = Figures(self.db, self.dialect)
+        self.outcomes = Outcomes(self.db, self.dialect)
         return self
 
     def __exit__(

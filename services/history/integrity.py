@@ -1,0 +1,81 @@
+"""The outcome integrity tests over the read side's database (a thin shell): each scope's last
+`window` counted rounds read by one statement, tested by `services.statistics.integrity`, the
+code of `croupier integrity`.
+
+The statement numbers each counted round within its table's, its dealer's and its shaker's
+rounds of its game, newest first in the contract's order (the result's instant, table_id,
+round_id; ids compare by code point on both databases), and keeps the rounds that are within
+the first `window` of any of their scopes. Each scope's window is among them, and only its
+rounds are, so `evaluate` finds exactly the windows it finds in a replay of every round.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from sqlalchemy import BigInteger, Connection, and_, bindparam, func, or_, select
+
+from services.history import schema
+from services.history.store.integrity import counted_of
+from services.statistics.integrity import (
+    DEFAULT,
+    WINDOW,
+    Finding,
+    ScopeKind,
+    Thresholds,
+    evaluate,
+)
+
+_T: Final = schema.integrity_rounds
+SCOPES: Final[tuple[ScopeKind, ...]] = ("table", "dealer", "shaker")
+GameName = Literal["sicbo", "thai-hilo", "xocdia"]
+
+
+def _rank(scope: ScopeKind) -> Any:
+    column = {"table": _T.c.table_id, "dealer": _T.c.dealer_id, "shaker": _T.c.shaker_id}[scope]
+    return (
+        func.row_number()
+        .over(
+            partition_by=(_T.c.game, column),
+            order_by=(_T.c.at.desc(), _T.c.table_id.desc(), _T.c.round_id.desc()),
+        )
+        .label(scope)
+    )
+
+
+_NUMBERED: Final = select(
+    _T.c.table_id,
+    _T.c.round_id,
+    _T.c.game,
+    _T.c.dealer_id,
+    _T.c.shaker_id,
+    _T.c.at,
+    _T.c.outcome,
+    *(_rank(scope) for scope in SCOPES),
+).where(_T.c.outcome.is_not(None))
+
+
+def _windows(scopes: tuple[ScopeKind, ...], game: str | None) -> Any:
+    numbered = (_NUMBERED if game is None else _NUMBERED.where(_T.c.game == game)).subquery()
+    named = {"table": numbered.c.table_id, "dealer": numbered.c.dealer_id}
+    named["shaker"] = numbered.c.shaker_id
+    within = bindparam("window", type_=BigInteger)
+    return select(*(numbered.c[c.name] for c in _T.c)).where(
+        or_(*(and_(named[scope].is_not(None), numbered.c[scope] <= within) for scope in scopes))
+    )
+
+
+def findings(
+    db: Connection,
+    *,
+    window: int = WINDOW,
+    scope: ScopeKind | None = None,
+    game: str | None = None,
+    thresholds: Thresholds = DEFAULT,
+) -> list[Finding]:
+    """Every test of every scope's window (one kind of scope, one game, when given), as
+    `croupier integrity --json` lists them."""
+    scopes = SCOPES if scope is None else (scope,)
+    rows = db.execute(_windows(scopes, game), {"window": window}).tuples()
+    found = evaluate(map(counted_of, rows), window, thresholds)
+    return [f for f in found if f.scope in scopes]
