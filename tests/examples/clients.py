@@ -160,7 +160,8 @@ def balances(records: Iterable[bytes]) -> dict[str, dict[str, int]]:
 
 
 class Wallet:
-    """The Go wallet: a process in a consumer group over one credit store."""
+    """The Go wallet: a process in a consumer group over one credit store; as a context, every
+    process it started is ended on the way out (a failed test leaves none running)."""
 
     def __init__(
         self, binary: Path, settings: Settings, topics: list[str], group: str, store: Path
@@ -178,10 +179,24 @@ class Wallet:
             "wallet-1",
         ]
         self.log = store.with_suffix(".log")
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> Wallet:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for process in self.started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     def start(self, *extra: str) -> subprocess.Popen[bytes]:
         with open(self.log, "ab") as log:
-            return subprocess.Popen([*self.command, *extra], stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                [*self.command, *extra], stdout=log, stderr=subprocess.STDOUT
+            )
+        self.started.append(process)
+        return process
 
     def balances(self) -> dict[str, object]:
         """What the store holds: {"credited": n, "balances": {player: {currency: amount}}}."""

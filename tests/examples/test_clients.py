@@ -149,19 +149,19 @@ def test_the_go_wallet_killed_mid_stream_three_times_credits_every_record_once(
     total = len(ids)
     group = f"wallet-go-{uuid.uuid4().hex[:8]}"
     store = tmp_path / "wallet.jsonl"
-    wallet = Wallet(binaries.go_wallet, settings, topics, group, store)
     killed_at = [0]
-    for _ in range(3):  # slowed down (7 records a batch, 0.1 s apart) to be cut mid-stream
-        process = wallet.start("-batch", "7", "-pause", "100ms")
-        n = wallet.wait_credited(process, killed_at[-1] + max(1, total // 5))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        killed_at.append(wallet.credited())
-        assert killed_at[-2] < n <= killed_at[-1] < total, (killed_at, total)
-    process = wallet.start()
-    wallet.wait_credited(process, total)
-    time.sleep(2)  # anything read twice would be credited by now
-    wallet.stop(process)
+    with Wallet(binaries.go_wallet, settings, topics, group, store) as wallet:
+        for _ in range(3):  # slowed down (7 records a batch, 0.1 s apart) to be cut mid-stream
+            process = wallet.start("-batch", "7", "-pause", "100ms")
+            n = wallet.wait_credited(process, killed_at[-1] + max(1, total // 5))
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            killed_at.append(wallet.credited())
+            assert killed_at[-2] < n <= killed_at[-1] < total, (killed_at, total)
+        process = wallet.start()
+        wallet.wait_credited(process, total)
+        time.sleep(2)  # anything read twice would be credited by now
+        wallet.stop(process)
 
     assert store_ids(store) == Counter(set(ids))
     found = wallet.balances()
@@ -210,14 +210,10 @@ def test_the_examples_publish_settle_and_credit_as_their_roles_on_the_secured_br
     assert ours == replay(keys, *sent)
     assert len(ours) > 200
     money = [raw for raw in records if movement(raw) is not None]
-    wallet = Wallet(
-        binaries.go_wallet,
-        secured.settings("wallet"),
-        list(MONEY_TOPICS),
-        f"wallet-go-{tag}",
-        tmp_path / "wallet.jsonl",
-    )
-    process = wallet.start()
-    wallet.wait_credited(process, len({movement(raw) for raw in money}))
-    wallet.stop(process)
+    role = secured.settings("wallet")
+    store = tmp_path / "wallet.jsonl"
+    with Wallet(binaries.go_wallet, role, list(MONEY_TOPICS), f"wallet-go-{tag}", store) as wallet:
+        process = wallet.start()
+        wallet.wait_credited(process, len({movement(raw) for raw in money}))
+        wallet.stop(process)
     assert wallet.balances()["balances"] == balances(money)
