@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 .PHONY: help install run replay-sample archive test test-unit check lint types schemas reference bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
-        test-security cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc \
+        test-security test-examples cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc \
         image test-image
 
 help: ## list the targets
@@ -76,6 +76,10 @@ acls: $(STAMP) ## the roles' users and ACLs on the secured local broker, from se
 
 test-security: $(STAMP) ## the security tests alone, on a secured broker of their own (127.0.0.1:19094)
 	$(BIN)/pytest -q tests/security
+
+test-examples: $(STAMP) broker ## the example clients of examples/ (Go, Java: go and mvn fetch what they need) against the local broker and a secured one of their own
+	cd examples && go vet ./... && go test ./...
+	$(BIN)/pytest -q tests/examples
 
 kafka-down: ## stop the local Kafka broker (KAFKA_WIPE=1 also deletes its data)
 	bash deploy/kafka/down.sh

@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import msgspec
+from confluent_kafka import Producer
 from kafka import KafkaProducer  # type: ignore[import-untyped]
 
 from schemas.codec import encode
@@ -155,3 +156,45 @@ def test_bets_published_with_librdkafkas_default_partitioner_are_forwarded_and_s
     assert verified.ok, verified.report
     told = "".join(log_path(settings, f"worker-{n}").read_text() for n in range(2))
     assert "partitioner=murmur2_random" in told and "croupier_misrouted_total" in told
+
+
+def test_inputs_compressed_by_their_producers_settle_and_verify_reads_them(kafka: str) -> None:
+    """Producers may compress their batches with any codec Kafka has (Java clients often use lz4
+    or zstd, franz-go snappy): the workers, `croupier verify` and the archive read them all."""
+    settings = isolated_settings(kafka, partitions=2)
+    create_topics(settings)
+    streams = generate(9, tables=8, rounds=4, profile=Profile(bets_per_round=(1, 15)))
+    topics = {"rounds": settings.topic_rounds, "bets": settings.topic_bets}
+    codecs = {
+        ("rounds", 0): "zstd",
+        ("rounds", 1): "lz4",
+        ("bets", 0): "snappy",
+        ("bets", 1): "gzip",
+    }
+    producers = {
+        place: Producer(
+            {
+                **clients.librdkafka(settings),
+                "compression.type": codec,
+                "partitioner": "murmur2_random",
+                "enable.idempotence": True,
+                "linger.ms": 5,
+            }
+        )
+        for place, codec in codecs.items()
+    }
+    for kind, raw in interleave(streams, random.Random(9)):
+        key = table_of(raw)
+        producers[(kind, (key or b"0")[-1] % 2)].produce(topics[kind], value=raw, key=key)
+    for producer in producers.values():
+        assert producer.flush(30) == 0
+
+    with workers(settings, 1):
+        wait_caught_up(settings)
+    records, stats = _committed(settings)
+    expected, expected_stats = _replay(streams)
+    assert records == expected
+    assert stats == expected_stats
+    verified = audit(settings)
+    assert verified.ok, verified.report
+    assert verified.events_in == len(streams.rounds) + len(streams.bets)
