@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
-from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.exc import DBAPIError
@@ -48,6 +47,7 @@ from sqlalchemy.exc import DBAPIError
 from services.history import schema
 from services.history.migrate import upgrade
 from services.history.store import connect
+from services.partitioner import partition_of
 from services.settings import Settings
 from tests.bench.pipeline import rate, start, stop
 from tests.bench.readside_figures import readside_figures
@@ -150,7 +150,7 @@ async def _publish(s: Settings) -> tuple[int, int, str]:
 
     try:
         for topic, key, value in rounds(s):
-            p = (murmur2(key) & 0x7FFFFFFF) % PARTITIONS
+            p = partition_of(key, PARTITIONS)
             batch = batches.get((topic, p))
             if batch is None:
                 batch = batches[(topic, p)] = producer.create_batch()

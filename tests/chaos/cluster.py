@@ -21,7 +21,6 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
-from kafka.partitioner.default import murmur2  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
 from services.settings import Settings
@@ -225,11 +224,6 @@ def cluster(settings: Settings, name: str) -> Iterator[Cluster]:
         yield group
     finally:
         group.close()
-
-
-def partition_of(key: bytes, partitions: int) -> int:
-    """The partition the Java and kafka-python default partitioner gives a key."""
-    return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
 class Feeder:

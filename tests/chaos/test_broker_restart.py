@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
+from services.partitioner import partition_of
 from tests.chaos.audit import check
-from tests.chaos.cluster import SEED, Feeder, cluster, partition_of, say, seeded, wait_committed
+from tests.chaos.cluster import SEED, Feeder, cluster, say, seeded, wait_committed
 from tests.chaos.conftest import Broker
 from tests.chaos.streams import big_round, tables
 from tests.kafka import create_topics, isolated_settings

@@ -8,13 +8,13 @@ import msgspec
 from kafka import KafkaConsumer  # type: ignore[import-untyped]
 
 from schemas.records import Adjustment
+from services.partitioner import partition_of
 from services.settlement.fold import Fold
 from tests.chaos.audit import check
 from tests.chaos.cluster import (
     Feeder,
     Watermarks,
     cluster,
-    partition_of,
     say,
     wait_committed,
 )

@@ -10,6 +10,7 @@ import time
 from kafka import TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 
+from services.partitioner import partition_of
 from services.settings import Settings
 from services.settlement.state import table_key
 from tests.chaos.audit import check, check_sent
@@ -21,7 +22,6 @@ from tests.chaos.cluster import (
     Worker,
     cluster,
     copies,
-    partition_of,
     say,
     wait_caught_up,
     wait_committed,

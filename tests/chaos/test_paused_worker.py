@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import time
 
+from services.partitioner import partition_of
 from tests.chaos.audit import check
 from tests.chaos.cluster import (
     SEED,
@@ -12,7 +13,6 @@ from tests.chaos.cluster import (
     Watermarks,
     cluster,
     copies,
-    partition_of,
     say,
     seeded,
     wait_committed,

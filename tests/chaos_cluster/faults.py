@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import msgspec
 from kafka.errors import KafkaTimeoutError  # type: ignore[import-untyped]
 
+from services.partitioner import partition_of
 from services.settings import Settings
 from services.simulation.streams import CLEAN, Profile, generate, interleave
 from tests.chaos.audit import Figures, check
@@ -19,7 +20,6 @@ from tests.chaos.cluster import (
     Cluster,
     Feeder,
     Watermarks,
-    partition_of,
     say,
     seeded,
     wait_committed,

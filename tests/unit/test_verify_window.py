@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from services.audit.window import (
     Kept,
     Span,
 )
+from services.partitioner import partition_of
 from services.settlement.fold import Fold
 from services.simulation.streams import Profile, Streams, generate, interleave
 from tests.unit.builders import bet, sicbo_round
@@ -193,7 +193,7 @@ def _table(raw: bytes) -> bytes | None:
 
 
 def _part(key: bytes | None, n: int, rng: random.Random) -> int:
-    return rng.randrange(n) if key is None else int((murmur2(key) & 0x7FFFFFFF) % n)
+    return rng.randrange(n) if key is None else partition_of(key, n)
 
 
 @settings(max_examples=60)
