@@ -8,6 +8,7 @@ by the consumer: they go in the worker's transactions.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -35,6 +36,20 @@ def consumer(s: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
             **({"group.instance.id": s.instance_id} if s.instance_id else {}),
         },
     )
+
+
+MAGIC = b"CGMDv2:"
+
+
+def generation(metadata: bytes) -> int:
+    """The group generation a consumer's group metadata names (-1: not a member now).
+
+    confluent-kafka hands the metadata as librdkafka serialises it: "CGMDv2:", then the
+    generation as a native int32, then the group id, member id and instance id."""
+    if not metadata.startswith(MAGIC):
+        raise ValueError(f"unknown consumer group metadata format: {metadata[:16]!r}")
+    (found,) = struct.unpack_from("=i", metadata, len(MAGIC))
+    return int(found)
 
 
 def topics(consumer: Consumer, s: Settings, timeout: float = 30) -> Topics:

@@ -75,8 +75,10 @@ class Engine:
         self.rebuild_at = 0.0
         self.assignments = 0
         """Counts the rebalance callbacks run, to tell a batch read across one."""
-        """Not before this (monotonic) time: a build that failed waits a second."""
-        """Tasks whose transaction failed: built again from what was committed, at the next turn."""
+        self.generation: int | None = None
+        """The group generation whose assignment the tasks follow (None: between a revocation
+        and the assignment that follows). A transaction is sent only while the consumer is
+        still of it (`_member`)."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -178,6 +180,7 @@ class Engine:
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.assignments += 1
+        self.generation = group.generation(consumer.consumer_group_metadata())
         self._partitions_again(consumer)
         rebalance.assigned(self, consumer, partitions)
 
@@ -196,10 +199,41 @@ class Engine:
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.assignments += 1
         rebalance.revoked(self, partitions)
+        self.generation = None
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.assignments += 1
         rebalance.lost(self, partitions)
+        self.generation = None
+
+    def _member(self) -> Any | None:
+        """The consumer's group metadata for a transaction's offsets; None when the consumer is
+        no longer of the generation whose assignment the tasks follow.
+
+        librdkafka moves the generation as soon as the group does (to -1 when this worker's
+        session expires), while the rebalance callbacks wait for the next `consume`: a worker
+        stuck in a commit meanwhile still holds tasks another worker may own by now. The group
+        coordinator accepts transactional offsets sent with generation -1 and no member id from
+        anyone (docs/DESIGN.md, "Exactly once"), so such a worker must not send any."""
+        assert self.consumer is not None
+        metadata = self.consumer.consumer_group_metadata()
+        if self.generation is None or group.generation(metadata) != self.generation:
+            return None
+        return metadata
+
+    def _outdated(self, partitions: list[int]) -> None:
+        """Drop tasks folded past what was committed by a worker the group has moved on from:
+        they are built again from what was committed if the group gives them back."""
+        log.warning(
+            "tasks %s: the group moved on from this worker's generation (its session expired, "
+            "or a rebalance began) before their transaction was sent: nothing of it is written, "
+            "and they are built again from what was committed if they are assigned here",
+            sorted(partitions),
+        )
+        for p in partitions:
+            self.tasks.pop(p, None)
+        self.rebuild.update(partitions)
+        self.rebuild_at = time.monotonic() + 1
 
     # -- batches --
 
@@ -249,10 +283,12 @@ class Engine:
         """Send a transaction and leave it committing (`settle` waits for it)."""
         assert self.transactions is not None and self.consumer is not None
         folded = time.monotonic()
+        metadata = self._member()
+        if metadata is None:
+            self._outdated(partitions)
+            return
         try:
-            self.transactions.send(
-                out, self._offsets(partitions), self.consumer.consumer_group_metadata()
-            )
+            self.transactions.send(out, self._offsets(partitions), metadata)
         except Failed as error:
             self._failed(error, partitions)
             return
@@ -352,12 +388,15 @@ class Engine:
         assert self.topics is not None and self.transactions is not None
         assert self.consumer is not None
         self.settle()
+        metadata = self._member()
+        if metadata is None:
+            self._outdated([task.partition])
+            return False
         out = batch.journal(
             task, self.topics, [], self.metrics, durable=self.settings.durable_state, credit=credit
         )
-        group = self.consumer.consumer_group_metadata()
         try:
-            ends = self.transactions.commit(out, self._offsets([task.partition]), group)
+            ends = self.transactions.commit(out, self._offsets([task.partition]), metadata)
         except Failed as error:
             self._failed(error, [task.partition])
             return False
@@ -370,6 +409,8 @@ class Engine:
     def _rebuild(self) -> None:
         assert self.consumer is not None
         self.settle()
+        if self.generation is None:
+            return  # the assignment that follows builds them
         mine = {tp.partition for tp in self.consumer.assignment()}
         again = sorted(p for p in self.rebuild if p in mine)
         self.rebuild.clear()

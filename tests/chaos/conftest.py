@@ -2,7 +2,8 @@
 
 `pytest tests/chaos` (or `make chaos`) runs it; a plain `pytest` leaves it out, since it takes
 minutes. The broker is deploy/kafka/up.sh with KAFKA_BASE=.data/kafka-chaos on ports 19092/19093
-(CHAOS_KAFKA_PORT, CHAOS_CONTROLLER_PORT), wiped and stopped at the end.
+(CHAOS_KAFKA_PORT, CHAOS_CONTROLLER_PORT), wiped and stopped at the end; with CHAOS_KEEP=1 it is
+left running with its topics, so that a failure can be examined (`croupier verify --json`).
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def broker() -> Iterator[Broker]:
     try:
         yield Broker(bootstrap=bootstrap, env=env)
     finally:
-        _script("down.sh", env, "--wipe")
+        if os.environ.get("CHAOS_KEEP") != "1":
+            _script("down.sh", env, "--wipe")
 
 
 def _warm(bootstrap: str, timeout: float = 60.0) -> None:
