@@ -17,6 +17,7 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND: Final = timedelta(microseconds=1)
 _EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
 _DAY: Final = 86_400_000_000
+_MINUTE: Final = 60_000_000
 _FIRST, _LAST = date.min.toordinal(), date.max.toordinal()
 
 
@@ -46,10 +47,28 @@ def utc_micros(text: str) -> int | None:
 
 def utc_day(text: str) -> str:
     """The UTC calendar day (YYYY-MM-DD) of an RFC 3339 timestamp; ValueError if not one."""
+    return _day(_instant(text) // _DAY)
+
+
+def utc_quarter(text: str) -> str:
+    """The quarter hour (UTC) an RFC 3339 timestamp falls in, as the UTC day and the quarter's
+    first minute: `2026-03-29T04:45Z`; ValueError if not one. Its texts sort as their instants
+    (years 1 to 9999)."""
+    found = _instant(text)
+    minute = found % _DAY // _MINUTE // 15 * 15
+    return f"{_day(found // _DAY)}T{minute // 60:02d}:{minute % 60:02d}Z"
+
+
+def _instant(text: str) -> int:
     found = utc_micros(text)
     if found is None:
         raise ValueError(f"not an RFC 3339 timestamp with a zone: {text!r}")
-    ordinal = _EPOCH_DAY + found // _DAY
+    return found
+
+
+def _day(days: int) -> str:
+    """The UTC day `days` after 1970-01-01, in ISO 8601 (expanded years outside 1 to 9999)."""
+    ordinal = _EPOCH_DAY + days
     if ordinal < _FIRST:
         return "0000-12-31"
     if ordinal > _LAST:

@@ -47,17 +47,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from services.archive import command as archived
-    from services.reports.command import main
+    from services.reports.command import run
 
-    if not archived.sources_given("report", args):
-        return 2
     keys = _table_keys("report", args.keys)
-    if keys is None:
-        return 2
-    if args.archive is not None:
-        return archived.report(args, keys)
-    return main(args.files, args.format, args.horizon, keys)
+    return 2 if keys is None else run(args, keys)
 
 
 def _integrity(args: argparse.Namespace) -> int:
@@ -270,6 +263,7 @@ def _keys_option(command: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per job."""
     from services.archive.command import range_options, register
+    from services.reports.command import options
     from services.settlement.fold import DEFAULT_HORIZON
     from services.statistics.integrity import ALARM, WATCH, WINDOW
 
@@ -298,18 +292,14 @@ def parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="the regulator's report of a replay file: rounds, money, GGR, RTP, corrections",
-        description="Per table, game, UTC day and currency: rounds with a result, cancelled, "
-        "corrected and voided; bets, stakes, payouts (adjustments included), refunds, GGR, the "
-        "actual RTP next to the PAR sheet's RTP of the same bets; and every correction and void "
-        "with who authorised it. The very same fold as `croupier replay`.",
+        description="Per table, game, gaming day (--day-starts, --tz: the UTC day unless told) "
+        "and currency over the period --from to --to: rounds with a result, cancelled, corrected "
+        "and voided; bets, stakes, payouts (adjustments included), refunds, GGR, the actual RTP "
+        "next to the PAR sheet's RTP of the same bets; the period's totals; every correction and "
+        "void with who authorised it. The very same fold as `croupier replay`.",
     )
-    report.add_argument("files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin")
-    report.add_argument(
-        "--format", choices=("text", "csv", "json"), default="text", help="output format"
-    )
-    report.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
+    options(report, DEFAULT_HORIZON)
     _keys_option(report)
-    range_options(report)
     report.set_defaults(run=_report)
 
     integrity = commands.add_parser(

@@ -38,9 +38,10 @@ class Checked:
         return days_between(self.first, self.last if to is None else min(to, self.last))
 
 
-def check(storage: Storage, start: str | None, to: str | None) -> Checked:
+def check(storage: Storage, start: str | None, to: str | None, *, within: bool = False) -> Checked:
     """The archive, checked from its first day through `to` (its last when None), and the range
-    [start, to] inside it; Tampered naming the first file that fails and what to do."""
+    [start, to] inside it (`within`: the range cut to the archive's days, which must meet it);
+    Tampered naming the first file that fails and what to do."""
     if not storage.exists(OPEN):
         raise Tampered(
             OPEN, "missing: this is not an archive, or its commit point was lost; " + RESTORE
@@ -57,6 +58,15 @@ def check(storage: Storage, start: str | None, to: str | None) -> Checked:
             OPEN, "the archive holds no day yet: run `croupier archive DIR --once` first"
         )
     first, last = every[0], every[-1]
+    if within:
+        if (start is not None and start > last) or (to is not None and to < first):
+            raise Tampered(
+                OPEN,
+                f"the days {start or first} to {to or last} are outside the archive, which holds "
+                f"{first} to {last}: give a period inside it, or archive the missing days first",
+            )
+        start = None if start is None else max(start, first)
+        to = None if to is None else min(to, last)
     for name, day in (("--from", start), ("--to", to)):
         if day is not None and not first <= day <= last:
             raise Tampered(

@@ -8,7 +8,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import msgspec
@@ -71,9 +71,16 @@ def range_options(command: argparse.ArgumentParser, instead: str = "FILE...") ->
     command.add_argument("--to", type=_day, metavar="DAY", help="last UTC day read of the archive")
 
 
-def opened(command: str, args: argparse.Namespace) -> Archive | None:
-    """The archive of --archive, checked; None after saying why it is refused."""
+Days = tuple[str | None, str | None]
+"""The first and last UTC day read of an archive (None: its first, its last)."""
+
+
+def opened(command: str, args: argparse.Namespace, days: Days | None = None) -> Archive | None:
+    """The archive of --archive, checked for --from and --to (or for the `days` the command reads,
+    cut to the archive's); None after saying why it is refused."""
     try:
+        if days is not None:
+            return open_archive(args.archive, *days, within=True)
         return open_archive(args.archive, args.start, args.to)
     except Tampered as error:
         print(f"croupier {command}: archive refused: {error}", file=sys.stderr)
@@ -84,10 +91,11 @@ def opened(command: str, args: argparse.Namespace) -> Archive | None:
     return None
 
 
-def sources_given(command: str, args: argparse.Namespace) -> bool:
-    """Whether exactly one of FILE... and --archive was given (else says so)."""
+def sources_given(command: str, args: argparse.Namespace, *, period: bool = False) -> bool:
+    """Whether exactly one of FILE... and --archive was given (else says so); --from and --to
+    only with --archive, but where they are a `period` of any input."""
     files = getattr(args, "files", [])
-    if args.archive is None and (args.start or args.to):
+    if args.archive is None and (args.start or args.to) and not period:
         print(f"croupier {command}: --from and --to need --archive", file=sys.stderr)
         return False
     if files and args.archive is not None:
@@ -99,10 +107,12 @@ def sources_given(command: str, args: argparse.Namespace) -> bool:
     return True
 
 
-def _on_archive(command: str, args: argparse.Namespace, work: Callable[[Archive], int]) -> int:
+def _on_archive(
+    command: str, args: argparse.Namespace, work: Callable[[Archive], int], days: Days | None = None
+) -> int:
     """Check the archive of --archive, then do the work on it; exit 2 (saying why) when the
     archive is refused, before the work or during it (a file changed after the check)."""
-    archive = opened(command, args)
+    archive = opened(command, args, days)
     if archive is None:
         return REFUSED
     try:
@@ -125,16 +135,29 @@ def replay(args: argparse.Namespace, keys: Any) -> int:
     return _on_archive("replay", args, work)
 
 
-def report(args: argparse.Namespace, keys: Any) -> int:
-    from services.reports.command import FORMATS
+def report(args: argparse.Namespace, keys: Any, period: Any) -> int:
+    """The report over the period's gaming days, of the archive's UTC days they touch and one
+    day either side (an input is archived on the day it arrived, which its `at` may precede or
+    follow by up to a day), the days before folded for context."""
+    from services.reports.command import written
     from services.settlement.fold import Fold
 
     def work(archive: Archive) -> int:
         found = archive.report(Fold(horizon=args.horizon, journal=True, keys=keys))
-        sys.stdout.write(FORMATS[args.format](found))
-        return 0
+        return written(args.format, found, period)
 
-    return _on_archive("report", args, work)
+    first, after = period.quarters()
+    return _on_archive("report", args, work, (_beside(first, -1), _beside(after, 1)))
+
+
+def _beside(quarter: str | None, days: int) -> str | None:
+    """The UTC day `days` from a quarter hour's (None: unbounded, as is a day past the years)."""
+    if quarter is None:
+        return None
+    try:
+        return (date.fromisoformat(quarter[:10]) + timedelta(days=days)).isoformat()
+    except (ValueError, OverflowError):
+        return None
 
 
 def verify(args: argparse.Namespace, keys: Any) -> int:

@@ -90,14 +90,14 @@ class Archive:
         return build(self.inputs(), fold.horizon, fold=fold, report=after)
 
 
-def open_archive(where: str, start: str | None, to: str | None) -> Archive:
+def open_archive(where: str, start: str | None, to: str | None, *, within: bool = False) -> Archive:
     """The archive at `where`, checked (Tampered when it fails) for the range [start, to]; the
-    range is the whole archive where a bound is None."""
+    range is the whole archive where a bound is None (`within`: cut to the archive's days)."""
     storage = open_storage(where)
-    checked = check(storage, start, to)
+    checked = check(storage, start, to, within=within)
     return Archive(
         storage=storage,
         checked=checked,
-        start=checked.first if start is None else start,
-        to=checked.last if to is None else to,
+        start=checked.first if start is None else max(start, checked.first),
+        to=checked.last if to is None else min(to, checked.last),
     )

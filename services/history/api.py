@@ -23,12 +23,14 @@ from services.history.models import (
     FindingOut,
     HealthOut,
     IntegrityQuery,
+    ReportQuery,
     TablesOut,
 )
 from services.history.openapi import document
 from services.history.paging import BadCursor, decode_cursor
 from services.history.queries import Reads, health_counts
 from services.history.tally import exposition
+from services.reports.days import PeriodError
 from services.reports.render import as_csv, as_json, as_text
 
 log = logging.getLogger("croupier.api")
@@ -157,8 +159,13 @@ async def report(request: web.Request) -> web.Response:
     if chosen not in REPORTS:
         raise _Invalid("format: one of json, csv, text", [f"format: {chosen!r} is not one of them"])
     content_type, render = REPORTS[chosen]
-    found = await asyncio.to_thread(request.app[READS].report, table_id)
-    return web.Response(text=render(found), content_type=content_type)
+    period = _query(request, ReportQuery).period()
+    found = await asyncio.to_thread(request.app[READS].report, table_id, period)
+    try:
+        text = render(found, period)
+    except PeriodError as error:  # a gaming day of the figures off the quarter hours
+        raise _Invalid(str(error), [f"tz: {error}"]) from None
+    return web.Response(text=text, content_type=content_type)
 
 
 async def integrity(request: web.Request) -> web.Response:

@@ -17,6 +17,16 @@ from msgspec import Meta
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from schemas.events import Phase
+from services.reports.days import (
+    DEFAULT_STARTS,
+    DEFAULT_ZONE,
+    STARTS_PATTERN,
+    ZONE_PATTERN,
+    Period,
+    parse_day,
+    parse_starts,
+    parse_zone,
+)
 from services.statistics.integrity import MIN_ROUNDS, WINDOW
 
 Money = Annotated[int, Meta(description="integer minor units of `currency` (never a float)")]
@@ -58,6 +68,33 @@ class IntegrityQuery(BaseModel):
     window: int = Field(default=WINDOW, ge=MIN_ROUNDS, le=1_000_000)
     scope: Literal["table", "dealer", "shaker"] | None = None
     game: Literal["sicbo", "thai-hilo", "xocdia"] | None = None
+
+
+_DAY = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+class ReportQuery(BaseModel):
+    """The report's period: its first and last gaming day, when a gaming day starts and where."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    start: str | None = Field(default=None, alias="from", pattern=_DAY)
+    to: str | None = Field(default=None, pattern=_DAY)
+    day_starts: str = Field(default=DEFAULT_STARTS, pattern=STARTS_PATTERN)
+    tz: str = Field(default=DEFAULT_ZONE, min_length=1, max_length=64, pattern=ZONE_PATTERN)
+
+    @model_validator(mode="after")
+    def _usable(self) -> ReportQuery:
+        self.period()  # a PeriodError is a ValueError: pydantic says it, as each problem
+        return self
+
+    def period(self) -> Period:
+        return Period(
+            start=None if self.start is None else parse_day(self.start),
+            to=None if self.to is None else parse_day(self.to),
+            starts=parse_starts(self.day_starts),
+            zone=parse_zone(self.tz),
+        )
 
 
 class AdjustmentOut(Answer):

@@ -18,16 +18,18 @@ from services.history.models import (
     FindingOut,
     HealthOut,
     IntegrityQuery,
+    ReportQuery,
     RoundOut,
     StatsOut,
     TablesOut,
 )
+from services.reports.render import ReportOut
 
 ID_RULE: Final = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\u0000]*$"}
 _REFS: Final = "#/components/schemas/{name}"
 
 
-def _ref(model: type[Answer]) -> dict[str, str]:
+def _ref(model: type[Answer] | type[ReportOut]) -> dict[str, str]:
     return {"$ref": _REFS.format(name=model.__name__)}
 
 
@@ -71,6 +73,8 @@ _PAGING: Final = _parameters(BetsQuery)
 """A history page's query parameters, as `BetsQuery` checks them."""
 _INTEGRITY: Final = _parameters(IntegrityQuery)
 """The integrity tests' query parameters, as `IntegrityQuery` checks them."""
+_REPORT: Final = _parameters(ReportQuery)
+"""The report's period's query parameters, as `ReportQuery` checks them."""
 _NOT_FOUND: Final = _json(ErrorOut, "Unknown id: nothing about it has been read yet")
 _INVALID: Final = _json(ErrorOut, "A parameter is out of range or malformed")
 _TABLE: Final = _path_id("table_id", "The table, as in `table_id` of the events", "T000")
@@ -130,11 +134,13 @@ def _operations() -> dict[str, Any]:
             "get": {
                 "operationId": "report",
                 "summary": "The regulator's report: rounds, money, GGR, RTP, corrections",
-                "description": "Per table, game, UTC day and currency: rounds with a result, "
-                "cancelled, corrected and voided; bets, stakes, refunds, payouts (adjustments "
-                "included), GGR, actual RTP next to the PAR sheet's RTP of the same bets; every "
-                "correction and void with who authorised it. The figures of `croupier report` "
-                "over the same events.",
+                "description": "Per table, game, gaming day and currency over a period of "
+                "gaming days (`from` to `to`, each day starting at `day_starts` in `tz`; the UTC "
+                "days unless told): rounds with a result, cancelled, corrected and voided; bets, "
+                "stakes, refunds, payouts (adjustments included), GGR, actual RTP next to the PAR "
+                "sheet's RTP of the same bets; the period's totals; every correction and void "
+                "with who authorised it. The figures of `croupier report` over the same events "
+                "and period.",
                 "parameters": [
                     _query("table_id", {"type": "string"}, "Only this table (empty: every table)"),
                     _query(
@@ -142,25 +148,29 @@ def _operations() -> dict[str, Any]:
                         {"type": "string", "enum": ["json", "csv", "text"], "default": "json"},
                         "json, csv or text",
                     ),
+                    _query(
+                        "from",
+                        _REPORT["from"],
+                        "The period's first gaming day (default: the first with figures)",
+                    ),
+                    _query(
+                        "to",
+                        _REPORT["to"],
+                        "The period's last gaming day, inclusive (default: the last with figures)",
+                    ),
+                    _query(
+                        "day_starts",
+                        _REPORT["day_starts"],
+                        "When a gaming day starts, local time (HH:MM) on a quarter hour; a "
+                        "gaming day is named by the date it starts on",
+                    ),
+                    _query("tz", _REPORT["tz"], "The gaming day's time zone, an IANA name"),
                 ],
                 "responses": {
                     "200": {
                         "description": "The report",
                         "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object",
-                                    "required": ["rounds", "money", "corrections"],
-                                    "properties": {
-                                        "rounds": {"type": "array", "items": {"type": "object"}},
-                                        "money": {"type": "array", "items": {"type": "object"}},
-                                        "corrections": {
-                                            "type": "array",
-                                            "items": {"type": "object"},
-                                        },
-                                    },
-                                }
-                            },
+                            "application/json": {"schema": _ref(ReportOut)},
                             "text/csv": {"schema": {"type": "string"}},
                             "text/plain": {"schema": {"type": "string"}},
                         },
@@ -280,7 +290,7 @@ def _operations() -> dict[str, Any]:
 
 def document() -> dict[str, Any]:
     """The whole OpenAPI document, served at /openapi.json."""
-    _, schemas = msgspec.json.schema_components(RESPONSES, ref_template=_REFS)
+    _, schemas = msgspec.json.schema_components((*RESPONSES, ReportOut), ref_template=_REFS)
     return {
         "openapi": "3.1.0",
         "info": {

@@ -29,6 +29,7 @@ from services.history.schema import BET_COLUMNS, BetRow
 from services.history.store.dialects import dialect_of
 from services.history.store.report_figures import Figures
 from services.history.views import Key
+from services.reports.days import UTC_DAYS, Period
 from services.reports.figures import Report
 from services.statistics.integrity import WINDOW, Finding, ScopeKind
 
@@ -210,11 +211,12 @@ class Reads:
         self.recalls.put(key, version, body)
         return body
 
-    def report(self, table_id: str | None = None) -> Report:
+    def report(self, table_id: str | None = None, period: Period = UTC_DAYS) -> Report:
         """The regulator's report over the database (every table, or one): the figures the
-        projector keeps, read in one snapshot."""
+        projector keeps of the period's quarter hours, read in one snapshot (to be rendered
+        over the period: `services.reports.render`)."""
         with self.snapshot.connect() as db, db.begin():
-            return Figures(db, self.dialect).get(table_id)
+            return Figures(db, self.dialect).get(table_id, period)
 
     def integrity(
         self, window: int = WINDOW, scope: ScopeKind | None = None, game: str | None = None

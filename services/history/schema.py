@@ -28,9 +28,10 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 metadata: Final = MetaData()
 
 Id: Final = Text().with_variant(postgresql.TEXT(collation="C"), "postgresql")
-"""An id (bet, player, table, round, adjustment): compared as bytes, as SQLite compares text, on
-any PostgreSQL server whatever its locale; so pages come in the same order from both, and the
-indexes on ids cost a third less to fill than under a libc locale (migration 0005)."""
+"""An id (bet, player, table, round, adjustment), or a quarter hour of the report: compared as
+bytes, as SQLite compares text, on any PostgreSQL server whatever its locale; so pages come in
+the same order from both, and the indexes on ids cost a third less to fill than under a libc
+locale (migration 0005)."""
 
 
 class Sum(TypeDecorator[int]):
@@ -219,7 +220,7 @@ report_money: Final = Table(
     metadata,  # stakes, refunds, payouts and adjustments: Sum (migration 0007)
     Column("table_id", Id, primary_key=True),
     Column("game", Text, primary_key=True),
-    Column("day", Text, primary_key=True),
+    Column("quarter", Id, primary_key=True),
     Column("currency", Text, primary_key=True),
     Column("bets", BigInteger, nullable=False),
     Column("stakes", Sum, nullable=False),
@@ -227,23 +228,25 @@ report_money: Final = Table(
     Column("payouts", Sum, nullable=False),
     Column("adjustments", Sum, nullable=False),
     Column("weighted_rtp", Text, nullable=False),
-    comment="the report's money by table, game, UTC day and currency, moved in each batch's "
-    "transaction; weighted_rtp an exact fraction as text (n/d)",
+    comment="the report's money by table, game, quarter hour (UTC, 2026-03-29T04:45Z) and "
+    "currency, moved in each batch's transaction; weighted_rtp an exact fraction as text (n/d)",
 )
+Index("report_money_quarter", report_money.c.quarter)
 
 report_rounds: Final = Table(
     "report_rounds",
     metadata,
     Column("table_id", Id, primary_key=True),
     Column("game", Text, primary_key=True),
-    Column("day", Text, primary_key=True),
+    Column("quarter", Id, primary_key=True),
     Column("results", BigInteger, nullable=False),
     Column("cancelled", BigInteger, nullable=False),
     Column("corrected", BigInteger, nullable=False),
     Column("voided", BigInteger, nullable=False),
-    comment="the report's round fates by table, game and UTC day, moved in each batch's "
-    "transaction",
+    comment="the report's round fates by table, game and quarter hour (UTC), moved in each "
+    "batch's transaction",
 )
+Index("report_rounds_quarter", report_rounds.c.quarter)
 
 report_corrections: Final = Table(
     "report_corrections",
@@ -252,7 +255,7 @@ report_corrections: Final = Table(
     Column("round_id", Id, primary_key=True),
     Column("n", Integer, primary_key=True),
     Column("game", Text, nullable=False),
-    Column("day", Text, nullable=False),
+    Column("quarter", Id, nullable=False),
     Column("at", Text, nullable=False),
     Column("cause", Text, nullable=False),
     Column("reason", Text, nullable=False),

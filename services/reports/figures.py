@@ -1,9 +1,11 @@
-"""The regulator's report: rounds, bets, money and RTP per table, game, UTC day and currency (pure).
+"""The regulator's report: rounds, bets, money and RTP per table, game, quarter hour and currency
+(pure); `services.reports.daily` adds the quarters up into gaming days.
 
 It is fed what croupier decided (settlements, refunds, adjustments) and the round events croupier
-accepted; it re-decides nothing. A record counts on the UTC day of its own `at`: a settlement and
-its stake on the day of the round's result, a refund on the day of its round's fate, an
-adjustment on the day of the correction or void. Money is exact: integers and fractions.
+accepted; it re-decides nothing. A record counts in the quarter hour (UTC) of its own `at`: a
+settlement and its stake in that of the round's result, a refund in that of its round's fate, an
+adjustment (and the correction or void itself) in that of the correction or void, not of the
+round it corrects. Money is exact: integers and fractions.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ from schemas.records import Adjustment, Record, Refund, Settlement
 from services import games
 
 RoundKey = tuple[str, str, str]
-"""table_id, game, UTC day."""
+"""table_id, game, day (a quarter hour, or a gaming day once added up: `daily`)."""
 MoneyKey = tuple[str, str, str, str]
-"""table_id, game, UTC day, currency."""
+"""table_id, game, day (a quarter hour, or a gaming day), currency."""
 UNKNOWN: Final = "?"
 """The game of a round whose `round.opened` the report did not read."""
 
@@ -231,30 +233,14 @@ class Report:
         """Add the figures of a report of later events and records (of the same rounds or not):
         money and round counts by their keys, its corrections after these."""
         for key, row in more.money.items():
-            mine = self.money.get(key)
-            if mine is None:
-                self.money[key] = msgspec.structs.replace(row)
-            else:
-                mine.bets += row.bets
-                mine.stakes += row.stakes
-                mine.refunds += row.refunds
-                mine.payouts += row.payouts
-                mine.adjustments += row.adjustments
-                mine.weighted_rtp += row.weighted_rtp
+            add_money(self.money, key, row)
         for slot, counted in more.rounds.items():
-            had = self.rounds.get(slot)
-            if had is None:
-                self.rounds[slot] = msgspec.structs.replace(counted)
-            else:
-                had.results += counted.results
-                had.cancelled += counted.cancelled
-                had.corrected += counted.corrected
-                had.voided += counted.voided
+            add_rounds(self.rounds, slot, counted)
         self.corrections.extend(more.corrections)
 
     def _rounds(self, table_id: str, key: tuple[str, str], at: str) -> Rounds:
         game = self.games.get(key, UNKNOWN)
-        slot = (table_id, game, utc_day(at))
+        slot = (table_id, game, quarter(at))
         row = self.rounds.get(slot)
         if row is None:
             row = self.rounds[slot] = Rounds(table_id=table_id, game=game, day=slot[2])
@@ -262,8 +248,8 @@ class Report:
 
     def money_slot(self, table_id: str, round_id: str, at: str, currency: str) -> MoneyKey:
         """Where a record of this round, time and currency counts: its table, its round's game,
-        the UTC day of its `at`, its currency."""
-        return (table_id, self.games.get((table_id, round_id), UNKNOWN), utc_day(at), currency)
+        the quarter hour (UTC) of its `at`, its currency."""
+        return (table_id, self.games.get((table_id, round_id), UNKNOWN), quarter(at), currency)
 
     def _money(self, table_id: str, round_id: str, at: str, currency: str) -> Money:
         slot = self.money_slot(table_id, round_id, at, currency)
@@ -290,7 +276,7 @@ class Report:
                 table_id=key[0],
                 round_id=key[1],
                 game=self.games.get(key, UNKNOWN),
-                day=utc_day(at),
+                day=quarter(at),
                 at=at,
                 n=n,
                 cause=cause,
@@ -302,9 +288,35 @@ class Report:
         )
 
 
-utc_day: Final = lru_cache(maxsize=4096)(times.utc_day)
-"""The UTC calendar day of an RFC 3339 timestamp (schemas.times), remembered: a table's rounds
-share a few days."""
+quarter: Final = lru_cache(maxsize=4096)(times.utc_quarter)
+"""The quarter hour (UTC) of an RFC 3339 timestamp (schemas.times), remembered: a round's records
+share its instants."""
+
+
+def add_money(rows: dict[MoneyKey, Money], key: MoneyKey, row: Money) -> None:
+    """Add a row's money to the row of its key (a copy of it where there is none)."""
+    mine = rows.get(key)
+    if mine is None:
+        rows[key] = msgspec.structs.replace(row, day=key[2])
+        return
+    mine.bets += row.bets
+    mine.stakes += row.stakes
+    mine.refunds += row.refunds
+    mine.payouts += row.payouts
+    mine.adjustments += row.adjustments
+    mine.weighted_rtp += row.weighted_rtp
+
+
+def add_rounds(rows: dict[RoundKey, Rounds], key: RoundKey, row: Rounds) -> None:
+    """Add a row's round counts to the row of its key (a copy of it where there is none)."""
+    had = rows.get(key)
+    if had is None:
+        rows[key] = msgspec.structs.replace(row, day=key[2])
+        return
+    had.results += row.results
+    had.cancelled += row.cancelled
+    had.corrected += row.corrected
+    had.voided += row.voided
 
 
 def percent(value: Fraction | None, places: int = 4) -> str:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
-from services.reports.figures import Money, Report, percent
+from services.reports.daily import daily, totals
+from services.reports.days import DEFAULT_STARTS, DEFAULT_ZONE, UTC_DAYS, Period
+from services.reports.figures import Correction, Money, Report, Rounds, percent
 
 MONEY_COLUMNS = (
     "table_id",
@@ -27,63 +30,131 @@ MONEY_COLUMNS = (
 ROUND_COLUMNS = ("table_id", "game", "day", "results", "cancelled", "corrected", "voided")
 
 
-def _money(row: Money) -> dict[str, Any]:
-    return {
-        "table_id": row.table_id,
-        "game": row.game,
-        "day": row.day,
-        "currency": row.currency,
-        "bets": row.bets,
-        "stakes": row.stakes,
-        "refunds": row.refunds,
-        "payouts": row.payouts,
-        "adjustments": row.adjustments,
-        "ggr": row.ggr,
-        "rtp_percent": percent(row.rtp),
-        "theoretical_rtp_percent": percent(row.theoretical_rtp),
-    }
+class MoneyRow(msgspec.Struct):
+    """A row of the report's money: a table's, game's, day's (or period's) and currency's."""
+
+    table_id: str
+    game: str
+    day: Annotated[str, Meta(description="the gaming day; of a total, FROM/TO (ISO 8601)")]
+    currency: str
+    bets: int
+    stakes: int
+    refunds: int
+    payouts: Annotated[int, Meta(description="adjustments included")]
+    adjustments: int
+    ggr: Annotated[int, Meta(description="stakes - refunds - payouts")]
+    rtp_percent: Annotated[str, Meta(description="payouts / (stakes - refunds); empty: none")]
+    theoretical_rtp_percent: Annotated[str, Meta(description="the PAR sheet's, stake-weighted")]
 
 
-def as_dict(report: Report) -> dict[str, Any]:
-    """The report as plain data: rows sorted by their keys, corrections by table, round and n."""
-    return {
-        "rounds": [msgspec.to_builtins(report.rounds[k]) for k in sorted(report.rounds)],
-        "money": [_money(report.money[k]) for k in sorted(report.money)],
-        "corrections": [
-            msgspec.to_builtins(c)
-            for c in sorted(report.corrections, key=lambda c: (c.table_id, c.round_id, c.n))
-        ],
-    }
+class PeriodOut(msgspec.Struct, rename={"start": "from"}):
+    """The gaming days reported: from and to inclusive (null: unbounded), each starting at
+    day_starts in tz."""
+
+    start: str | None
+    to: str | None
+    day_starts: str
+    tz: str
 
 
-def as_json(report: Report) -> str:
-    return msgspec.json.format(msgspec.json.encode(as_dict(report)), indent=2).decode() + "\n"
+class PeriodTotals(msgspec.Struct):
+    """The period's figures per table, game (and currency), every gaming day added up."""
+
+    rounds: list[Rounds]
+    money: list[MoneyRow]
 
 
-def as_csv(report: Report) -> str:
-    """Three CSV sections (rounds, money, corrections), each with its header, a blank line apart."""
-    data = as_dict(report)
+class ReportOut(msgspec.Struct):
+    """The regulator's report: rows per table, game, gaming day (and currency), the period's
+    totals, and every correction and void (in the gaming day of its own `at`)."""
+
+    period: PeriodOut
+    rounds: list[Rounds]
+    money: list[MoneyRow]
+    totals: PeriodTotals
+    corrections: list[Correction]
+
+
+def _money(row: Money) -> MoneyRow:
+    return MoneyRow(
+        table_id=row.table_id,
+        game=row.game,
+        day=row.day,
+        currency=row.currency,
+        bets=row.bets,
+        stakes=row.stakes,
+        refunds=row.refunds,
+        payouts=row.payouts,
+        adjustments=row.adjustments,
+        ggr=row.ggr,
+        rtp_percent=percent(row.rtp),
+        theoretical_rtp_percent=percent(row.theoretical_rtp),
+    )
+
+
+def answer(report: Report, period: Period = UTC_DAYS) -> ReportOut:
+    """The report (kept per quarter hour) over the period's gaming days: rows sorted by their
+    keys, corrections by table, round and n."""
+    days = daily(report, period)
+    whole = totals(days, period)
+    start, to = period.start, period.to
+    return ReportOut(
+        period=PeriodOut(
+            start=None if start is None else start.isoformat(),
+            to=None if to is None else to.isoformat(),
+            day_starts=period.day_starts,
+            tz=period.zone,
+        ),
+        rounds=[days.rounds[k] for k in sorted(days.rounds)],
+        money=[_money(days.money[k]) for k in sorted(days.money)],
+        totals=PeriodTotals(
+            rounds=[whole.rounds[k] for k in sorted(whole.rounds)],
+            money=[_money(whole.money[k]) for k in sorted(whole.money)],
+        ),
+        corrections=sorted(days.corrections, key=lambda c: (c.table_id, c.round_id, c.n)),
+    )
+
+
+def as_dict(report: Report, period: Period = UTC_DAYS) -> dict[str, Any]:
+    """The report over the period as plain data (`answer`)."""
+    found: dict[str, Any] = msgspec.to_builtins(answer(report, period))
+    return found
+
+
+def as_json(report: Report, period: Period = UTC_DAYS) -> str:
+    return (
+        msgspec.json.format(msgspec.json.encode(answer(report, period)), indent=2).decode() + "\n"
+    )
+
+
+CORRECTION_COLUMNS = (
+    "table_id",
+    "round_id",
+    "game",
+    "day",
+    "at",
+    "n",
+    "cause",
+    "reason",
+    "authorized_by",
+    "before",
+    "after",
+)
+PERIOD_COLUMNS = ("from", "to", "day_starts", "tz")
+
+
+def as_csv(report: Report, period: Period = UTC_DAYS) -> str:
+    """CSV sections (rounds, money, corrections, the totals' rounds and money, the period), each
+    with its header, a blank line apart."""
+    data = as_dict(report, period)
     out = io.StringIO()
     sections = [
         ("rounds", ROUND_COLUMNS, data["rounds"]),
         ("money", MONEY_COLUMNS, data["money"]),
-        (
-            "corrections",
-            (
-                "table_id",
-                "round_id",
-                "game",
-                "day",
-                "at",
-                "n",
-                "cause",
-                "reason",
-                "authorized_by",
-                "before",
-                "after",
-            ),
-            data["corrections"],
-        ),
+        ("corrections", CORRECTION_COLUMNS, data["corrections"]),
+        ("totals rounds", ROUND_COLUMNS, data["totals"]["rounds"]),
+        ("totals money", MONEY_COLUMNS, data["totals"]["money"]),
+        ("period", PERIOD_COLUMNS, [data["period"]]),
     ]
     for n, (name, columns, rows) in enumerate(sections):
         if n:
@@ -102,12 +173,22 @@ def _cell(value: object) -> object:
     return "" if value is None else value
 
 
-def as_text(report: Report) -> str:
-    data = as_dict(report)
-    lines = ["Rounds per table, game and UTC day"]
+def as_text(report: Report, period: Period = UTC_DAYS) -> str:
+    data = as_dict(report, period)
+    days = (
+        "UTC day"
+        if period.zone == DEFAULT_ZONE and period.day_starts == DEFAULT_STARTS
+        else f"gaming day (from {period.day_starts} {period.zone})"
+    )
+    first, last = data["period"]["from"] or "the first", data["period"]["to"] or "the last"
+    lines = [f"Rounds per table, game and {days}"]
     lines += _table(ROUND_COLUMNS, data["rounds"])
-    lines += ["", "Money per table, game, UTC day and currency (minor units; RTP in percent)"]
+    lines += ["", f"Money per table, game, {days} and currency (minor units; RTP in percent)"]
     lines += _table(MONEY_COLUMNS, data["money"])
+    lines += ["", f"Totals from {first} to {last} {days}, rounds"]
+    lines += _table(ROUND_COLUMNS, data["totals"]["rounds"])
+    lines += ["", "Totals, money"]
+    lines += _table(MONEY_COLUMNS, data["totals"]["money"])
     lines += ["", "Corrections and voids"]
     if not data["corrections"]:
         lines.append("  none")

@@ -3,10 +3,12 @@ same figures as from a replay file.
 
 Each batch's accepted round events, decisions and adjustments are fed to the one report core,
 `services.reports.figures` (`of_batch`), and the figures it makes are added to the report's tables
-in the batch's transaction (`Figures.add`); `Figures.get` reads them back. So a report from the
-database and one from `croupier report FILE` of the same events agree figure for figure, and a
-report reads a few rows a table and day, whatever the history. `Figures.from_rows` feeds the core
-every stored row instead (the migration that made the tables fills them with it).
+in the batch's transaction (`Figures.add`), per quarter hour (UTC); `Figures.get` reads back those
+of a period's quarters, which `services.reports.daily` adds up into its gaming days. So a report
+from the database and one from `croupier report FILE` of the same events agree figure for
+figure, and a report reads a few rows a table and quarter hour of its period, whatever the
+history. `Figures.from_rows` feeds the core every stored row instead (the migrations that made
+the tables and their quarters fill them with it).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy import Connection, func, select, tuple_
 from services.history import bulk, schema
 from services.history.projection import Changes
 from services.history.store.dialects import Dialect, dialect_of
+from services.reports.days import UTC_DAYS, Period
 from services.reports.figures import Correction, Money, Report, Rounds
 
 _JSON: Final = msgspec.json.Decoder()
@@ -45,9 +48,10 @@ class Figures:
         """How many corrections and voids of each of these rounds the report holds."""
         return _corrected_so_far(self.db, keys)
 
-    def get(self, table_id: str | None = None) -> Report:
-        """The report over every table (or one), from the figures the projector keeps."""
-        return _build(self.db, table_id)
+    def get(self, table_id: str | None = None, period: Period = UTC_DAYS) -> Report:
+        """The report over every table (or one), from the figures the projector keeps: those of
+        the quarter hours of the period's gaming days (`Period.quarters`)."""
+        return _build(self.db, table_id, period.quarters())
 
     def from_rows(self, table_id: str | None = None) -> Report:
         """The report over every table (or one), from every row the database holds."""
@@ -124,17 +128,25 @@ _M, _R, _C = schema.report_money, schema.report_rounds, schema.report_correction
 _OUTCOME: Final = msgspec.json.Decoder(list[int | str] | None)
 
 
-def _build(db: Connection, table_id: str | None = None) -> Report:
+def _build(db: Connection, table_id: str | None, quarters: tuple[str | None, str | None]) -> Report:
     report = Report()
-    money, rounds, corrections = (select(t) for t in (_M, _R, _C))
-    if table_id is not None:
-        money = money.where(_M.c.table_id == table_id)
-        rounds = rounds.where(_R.c.table_id == table_id)
-        corrections = corrections.where(_C.c.table_id == table_id)
+    first, after = quarters
+
+    def only(table: Any) -> Any:
+        query = select(table)
+        if table_id is not None:
+            query = query.where(table.c.table_id == table_id)
+        if first is not None:
+            query = query.where(table.c.quarter >= first)
+        if after is not None:
+            query = query.where(table.c.quarter < after)
+        return query
+
+    money, rounds, corrections = only(_M), only(_R), only(_C)
     for row in db.execute(money):
-        report.money[(row.table_id, row.game, row.day, row.currency)] = _money(row)
+        report.money[(row.table_id, row.game, row.quarter, row.currency)] = _money(row)
     for row in db.execute(rounds):
-        report.rounds[(row.table_id, row.game, row.day)] = _rounds(row)
+        report.rounds[(row.table_id, row.game, row.quarter)] = _rounds(row)
     order = (_C.c.table_id, _C.c.round_id, _C.c.n)
     for row in db.execute(corrections.order_by(*order)):
         report.corrections.append(
@@ -142,7 +154,7 @@ def _build(db: Connection, table_id: str | None = None) -> Report:
                 table_id=row.table_id,
                 round_id=row.round_id,
                 game=row.game,
-                day=row.day,
+                day=row.quarter,
                 at=row.at,
                 n=row.n,
                 cause=row.cause,
@@ -216,30 +228,30 @@ def _store(db: Connection, insert: Any, more: Report) -> None:
     # Read to be rewritten: locked (in key order) until the commit, so that two projectors
     # sharing the partitions never add to the same figures from one old value (a table's
     # records in two partitions, as after partitions were added, may be in both).
-    money = (_M.c.table_id, _M.c.game, _M.c.day, _M.c.currency)
+    money = (_M.c.table_id, _M.c.game, _M.c.quarter, _M.c.currency)
     for chunk in bulk.chunks(sorted(more.money)):
         found = db.execute(
             select(_M).where(tuple_(*money).in_(chunk)).order_by(*money).with_for_update()
         )
         for row in found:
-            had.money[(row.table_id, row.game, row.day, row.currency)] = _money(row)
-    rounds = (_R.c.table_id, _R.c.game, _R.c.day)
+            had.money[(row.table_id, row.game, row.quarter, row.currency)] = _money(row)
+    rounds = (_R.c.table_id, _R.c.game, _R.c.quarter)
     for chunk in bulk.chunks(sorted(more.rounds)):
         found = db.execute(
             select(_R).where(tuple_(*rounds).in_(chunk)).order_by(*rounds).with_for_update()
         )
         for row in found:
-            had.rounds[(row.table_id, row.game, row.day)] = _rounds(row)
+            had.rounds[(row.table_id, row.game, row.quarter)] = _rounds(row)
     had.add(more)
     if had.money:
         rows = [
-            msgspec.structs.asdict(m) | {"weighted_rtp": str(m.weighted_rtp)}
+            _columns(m) | {"weighted_rtp": str(m.weighted_rtp)}
             for _, m in sorted(had.money.items())
         ]
         stmt = insert(_M)
         db.execute(
             stmt.on_conflict_do_update(
-                index_elements=["table_id", "game", "day", "currency"],
+                index_elements=["table_id", "game", "quarter", "currency"],
                 set_={c: stmt.excluded[c] for c in _MONEY_FIGURES},
             ),
             rows,
@@ -248,17 +260,16 @@ def _store(db: Connection, insert: Any, more: Report) -> None:
         stmt = insert(_R)
         db.execute(
             stmt.on_conflict_do_update(
-                index_elements=["table_id", "game", "day"],
+                index_elements=["table_id", "game", "quarter"],
                 set_={c: stmt.excluded[c] for c in _ROUND_FIGURES},
             ),
-            [msgspec.structs.asdict(r) for _, r in sorted(had.rounds.items())],
+            [_columns(r) for _, r in sorted(had.rounds.items())],
         )
     if more.corrections:
         db.execute(
             insert(_C),
             [
-                msgspec.structs.asdict(c)
-                | {"before": _outcome_text(c.before), "after": _outcome_text(c.after)}
+                _columns(c) | {"before": _outcome_text(c.before), "after": _outcome_text(c.after)}
                 for c in more.corrections
             ],
         )
@@ -278,14 +289,28 @@ def _corrected_so_far(
     return found
 
 
+def _columns(row: Money | Rounds | Correction) -> dict[str, Any]:
+    """A row of the core as its table's columns: its fields, `day` (a quarter hour) in `quarter`."""
+    found = msgspec.structs.asdict(row)
+    found["quarter"] = found.pop("day")
+    return found
+
+
+def _fields(row: Any) -> dict[str, Any]:
+    """A row of a report table as the core's fields: its columns, `quarter` in `day`."""
+    found = dict(row._mapping)
+    found["day"] = found.pop("quarter")
+    return found
+
+
 def _money(row: Any) -> Money:
-    """A row of `report_money` (its columns are Money's fields) as the core's Money."""
-    return Money(**{**row._mapping, "weighted_rtp": Fraction(row.weighted_rtp)})
+    """A row of `report_money` as the core's Money."""
+    return Money(**{**_fields(row), "weighted_rtp": Fraction(row.weighted_rtp)})
 
 
 def _rounds(row: Any) -> Rounds:
-    """A row of `report_rounds` (its columns are Rounds' fields) as the core's Rounds."""
-    return Rounds(**row._mapping)
+    """A row of `report_rounds` as the core's Rounds."""
+    return Rounds(**_fields(row))
 
 
 def _outcome_text(outcome: list[int | str] | None) -> str | None:

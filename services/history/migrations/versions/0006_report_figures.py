@@ -1,9 +1,10 @@
 """The report's figures kept by the projector: money, round fates and corrections.
 
 Each batch's transaction adds what it projects to them, so `GET /report` reads a few rows per
-table and day instead of every bet. A database from before is filled here from its rows (the
-report as it was computed until now: on a big database this reads every decided bet once, some
-25 s a million here, during which the projector and the API wait for the migration).
+table and day instead of every bet. A database from before is filled from its rows by 0010 (which
+keeps the figures per quarter hour instead: the report as it was computed until now; on a big
+database this reads every decided bet once, some 25 s a million here, during which the projector
+and the API wait for the migration).
 
 Revision ID: 0006
 Revises: 0005
@@ -67,10 +68,7 @@ def upgrade() -> None:
         comment="the report's corrections and voids of each round, in order (n from 1), as JSON "
         "outcomes",
     )
-    from services.history.store.report_figures import Figures
-
-    figures = Figures(op.get_bind())
-    figures.add(figures.from_rows())
+    # A database from before is filled from its rows by 0010, which keeps them per quarter hour.
 
 
 def downgrade() -> None:
