@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import msgspec
 import pytest
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 
 from schemas.journal import Journal
+from services.cli import main
 from services.settings import Settings
 from services.settlement.fold import DEFAULT_HORIZON
 from services.simulation.streams import Profile, Streams, generate
@@ -311,3 +314,24 @@ def test_the_outcome_integrity_tests_are_the_commands_on_the_same_events(
     for url in (pipeline.url, pipeline.second):
         status, found = get(f"{url}/integrity?window=100")
         assert status == 200 and found == offline_lines
+
+
+def test_the_report_of_a_period_of_gaming_days_is_croupier_reports_on_the_same_events(
+    pipeline: Pipeline, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`GET /report` over gaming days from 20:00 in Kathmandu (+05:45: 14:15 UTC, amid the
+    events, so both days hold some), against `croupier report --format json` of the published
+    events (any interleaving of the tables), for the whole period and for its second day."""
+    events = tmp_path_factory.mktemp("report") / "events.jsonl"
+    events.write_bytes(b"".join(raw + b"\n" for _, raw in pipeline.streams.tagged()))
+    gaming = {"day_starts": "20:00", "tz": "Asia/Kathmandu"}
+    for first in ("2026-11-28", "2026-11-29"):
+        period = {"from": first, "to": "2026-11-29", **gaming}
+        flags = [f"--{k.replace('_', '-')}={v}" for k, v in period.items()]
+        assert main(["report", "--format", "json", *flags, str(events)]) == 0
+        expected = json.loads(capsys.readouterr().out)
+        days = {row["day"] for row in expected["money"]}
+        assert days == {"2026-11-28", "2026-11-29"} if first == "2026-11-28" else {first}
+        for url in (pipeline.url, pipeline.second):
+            status, found = get(f"{url}/report?{urlencode(period)}")
+            assert status == 200 and found == expected

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from datetime import date, time
 from typing import Any
 
 import msgspec
@@ -19,6 +20,9 @@ from services.history.models import BetsPage, HealthOut, RoundOut, StatsOut, Tab
 from services.history.openapi import document
 from services.history.queries import Reads
 from services.history.store import Store
+from services.reports.command import build
+from services.reports.days import Period
+from services.reports.render import as_csv, as_dict
 from tests.committed import commit_inputs
 from tests.database import project_all
 from tests.tokens import ED, RSA, HeldKeys, bearer, token
@@ -27,7 +31,7 @@ from tests.unit.builders import bet, round_event, sicbo_round
 Answer = tuple[int, str, bytes]
 
 
-def populate(engine: Engine) -> None:
+def inputs() -> list[tuple[str, bytes]]:
     """Round R1 of table T1 decided, alice with three bets, one of them in pending round R2."""
     inputs = [("rounds", raw) for raw in sicbo_round([4, 5, 6], last_seq=2)]
     inputs += [("bets", bet(1, "big", stake=100)), ("bets", bet(2, "small", stake=50))]
@@ -36,7 +40,12 @@ def populate(engine: Engine) -> None:
     inputs += [("bets", bet(3, "big", stake=70, player_id="bob"))]  # late: refunded
     inputs += [("bets", bet(1, "big", stake=100))]  # a redelivery: not accepted again
     inputs += [("bets", b"not json")]  # rejected
-    project_all(Store(engine), commit_inputs(inputs))
+    return inputs
+
+
+def populate(engine: Engine) -> None:
+    """The database of `inputs()`."""
+    project_all(Store(engine), commit_inputs(inputs()))
 
 
 async def _lag() -> int | None:
@@ -287,6 +296,53 @@ def test_the_report_answers_json_csv_and_text_and_refuses_another_format(engine:
     assert as_csv[0] == 200 and as_csv[1].startswith("text/csv") and b"# money" in as_csv[2]
     assert as_text[0] == 200 and b"Corrections and voids" in as_text[2]
     assert wrong[0] == 422 and b"format" in wrong[2]
+
+
+def test_the_report_of_a_period_of_gaming_days_is_the_files_over_the_same_period(
+    engine: Engine,
+) -> None:
+    """R1 at 12:00 UTC: 13:00 in Malta, in the gaming day from 12:15 of 29 November; from
+    13:15, in the one of 28 November."""
+    found = get(
+        engine,
+        "/report?from=2026-11-29&to=2026-11-29&day_starts=12:15&tz=Europe/Malta",
+        "/report?from=2026-11-28&to=2026-11-28&day_starts=13:15&tz=Europe/Malta",
+        "/report?from=2026-11-29&day_starts=13:15&tz=Europe/Malta&format=csv",
+    )
+    offline = build([raw for _, raw in inputs()], horizon=200)
+    for (status, _, raw), day, starts in zip(
+        found[:2], ("2026-11-29", "2026-11-28"), (time(12, 15), time(13, 15)), strict=True
+    ):
+        period = Period(date.fromisoformat(day), date.fromisoformat(day), starts, "Europe/Malta")
+        assert status == 200 and json.loads(raw) == as_dict(offline, period)
+        assert [r["day"] for r in json.loads(raw)["rounds"]] == [day]
+    period = Period(date(2026, 11, 29), None, time(13, 15), "Europe/Malta")
+    assert found[2][2].decode() == as_csv(offline, period)
+    assert (
+        "# money\ntable_id" in found[2][2].decode() and ",2026-11-29," not in found[2][2].decode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ("tz=Europe/Atlantis", "no such zone"),
+        ("tz=Europe", "no such zone"),
+        ("tz=..%2Fetc", "tz: String should match pattern"),
+        ("day_starts=06:10", "day_starts: String should match pattern"),
+        ("day_starts=25:00", "day_starts: String should match pattern"),
+        ("from=2026-02-30", "'2026-02-30' is no date"),
+        ("from=2026-03-02&to=2026-03-01", "the period's first day 2026-03-02 is after its last"),
+    ],
+)
+def test_an_unusable_period_of_the_report_is_422_with_its_reason(
+    engine: Engine, query: str, said: str
+) -> None:
+    [answer] = get(engine, f"/report?{query}")
+    assert answer[0] == 422, answer
+    error = body(answer)
+    assert error["error"] == "invalid_parameters"
+    assert any(said in problem for problem in error["problems"]), error
 
 
 def test_the_documented_bounds_of_a_pages_parameters_are_the_ones_the_api_checks(

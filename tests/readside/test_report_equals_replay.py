@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import date, time
 
 import pytest
 from alembic import command
@@ -14,11 +15,13 @@ from services.history.queries import Reads
 from services.history.store import Store
 from services.history.store.report_figures import Figures
 from services.reports.command import build
+from services.reports.days import Period
 from services.reports.render import as_dict
 from services.simulation.streams import Profile, generate, interleave
 from tests.committed import commit, commit_inputs, shuffled
 from tests.database import project, project_all
 
+NOV_28, NOV_29 = date(2026, 11, 28), date(2026, 11, 29)
 STREAMS = generate(
     11, tables=4, rounds=30, profile=Profile(bets_per_round=(0, 8), correct=0.3, void=0.1)
 )
@@ -34,6 +37,31 @@ def test_the_database_report_equals_the_report_of_the_replay_file(engine: Engine
     assert found == offline
     one = as_dict(Reads(engine).report("T001"))
     assert one["money"] == [row for row in offline["money"] if row["table_id"] == "T001"]
+
+
+@pytest.mark.parametrize(
+    ("starts", "zone"),
+    [(time(19, 30), "Asia/Kathmandu"), (time(14, 15), "Europe/Malta"), (time(0), "UTC")],
+)
+def test_the_database_report_of_any_period_of_gaming_days_equals_the_replay_files(
+    engine: Engine, starts: time, zone: str
+) -> None:
+    """The streams' rounds run from 12:00 to 15:04 UTC on 29 November 2026: days from 19:30 in
+    Kathmandu (13:45 UTC) or 14:15 in Malta (13:15 UTC) cut them in two."""
+    lines = [raw for _, raw in interleave(STREAMS, random.Random(5))]
+    offline = build(lines, horizon=200)
+    project_all(Store(engine), commit(STREAMS, seed=5), seed=2)
+    reads = Reads(engine)
+    split = zone != "UTC"
+    for first, last in ((None, None), (NOV_28, NOV_28), (NOV_29, None), (NOV_29, NOV_29)):
+        period = Period(first, last, starts, zone)
+        expected = as_dict(offline, period)
+        assert as_dict(reads.report(None, period), period) == expected
+        days = {row["day"] for row in expected["money"]}
+        if first is None:
+            assert days == ({"2026-11-28", "2026-11-29"} if split else {"2026-11-29"})
+        else:
+            assert days == ({first.isoformat()} if split or first == NOV_29 else set())
 
 
 def test_the_figures_kept_batch_by_batch_equal_the_report_of_every_row(engine: Engine) -> None:
