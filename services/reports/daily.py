@@ -14,18 +14,23 @@ def daily(report: Report, period: Period = UTC_DAYS) -> Report:
     period: the rows of each table, game, gaming day (and currency) added up, those of the days
     outside the period left out; a correction or void in the gaming day of its own `at`."""
     days = Report()
-    day_of, holds = period.day_of, period.holds
+    places: dict[str, str | None] = {}
+
+    def place(quarter: str) -> str | None:
+        """The quarter's gaming day, None outside the period (each quarter worked out once)."""
+        if quarter not in places:
+            day = period.day_of(quarter)
+            places[quarter] = day if period.holds(day) else None
+        return places[quarter]
+
     for (table_id, game, quarter, currency), money in report.money.items():
-        day = day_of(quarter)
-        if holds(day):
+        if (day := place(quarter)) is not None:
             add_money(days.money, (table_id, game, day, currency), money)
     for (table_id, game, quarter), rounds in report.rounds.items():
-        day = day_of(quarter)
-        if holds(day):
+        if (day := place(quarter)) is not None:
             add_rounds(days.rounds, (table_id, game, day), rounds)
     for correction in report.corrections:
-        day = day_of(correction.day)
-        if holds(day):
+        if (day := place(correction.day)) is not None:
             days.corrections.append(msgspec.structs.replace(correction, day=day))
     return days
 

@@ -54,7 +54,7 @@ class Correction(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     after: list[int | str] | None = None
 
 
-class Rounds(msgspec.Struct, kw_only=True):
+class Rounds(msgspec.Struct):
     table_id: str
     game: str
     day: str
@@ -64,7 +64,7 @@ class Rounds(msgspec.Struct, kw_only=True):
     voided: int = 0
 
 
-class Money(msgspec.Struct, kw_only=True):
+class Money(msgspec.Struct):
     table_id: str
     game: str
     day: str

@@ -143,10 +143,29 @@ def _build(db: Connection, table_id: str | None, quarters: tuple[str | None, str
         return query
 
     money, rounds, corrections = only(_M), only(_R), only(_C)
-    for row in db.execute(money):
-        report.money[(row.table_id, row.game, row.quarter, row.currency)] = _money(row)
-    for row in db.execute(rounds):
-        report.rounds[(row.table_id, row.game, row.quarter)] = _rounds(row)
+    # Read as tuples in the order of the core's fields: a period of a year is millions of rows.
+    kept = report.money
+    for (
+        table,
+        game,
+        quarter,
+        currency,
+        bets,
+        stakes,
+        refunds,
+        paid,
+        adjusted,
+        weighted,
+    ) in db.execute(money.with_only_columns(*_MONEY_COLUMNS)).tuples():
+        numerator, _, denominator = weighted.partition("/")
+        rtp = Fraction(int(numerator), int(denominator or 1))
+        kept[(table, game, quarter, currency)] = Money(
+            table, game, quarter, currency, bets, stakes, refunds, paid, adjusted, rtp
+        )
+    counted = report.rounds
+    read = rounds.with_only_columns(*_ROUND_COLUMNS).execution_options(yield_per=_STREAMED)
+    for row in db.execute(read).tuples():
+        counted[row[:3]] = Rounds(*row)
     order = (_C.c.table_id, _C.c.round_id, _C.c.n)
     for row in db.execute(corrections.order_by(*order)):
         report.corrections.append(
@@ -317,5 +336,9 @@ def _outcome_text(outcome: list[int | str] | None) -> str | None:
     return None if outcome is None else msgspec.json.encode(outcome).decode()
 
 
+_MONEY_COLUMNS: Final = tuple(_M.c["quarter" if f == "day" else f] for f in Money.__struct_fields__)
+_ROUND_COLUMNS: Final = tuple(
+    _R.c["quarter" if f == "day" else f] for f in Rounds.__struct_fields__
+)
 _MONEY_FIGURES: Final = ("bets", "stakes", "refunds", "payouts", "adjustments", "weighted_rtp")
 _ROUND_FIGURES: Final = ("results", "cancelled", "corrected", "voided")
