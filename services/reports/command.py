@@ -142,7 +142,7 @@ def options(command: argparse.ArgumentParser, horizon: int) -> None:
     command.add_argument(
         "--day-starts",
         type=_argument(parse_starts),
-        default=parse_starts(DEFAULT_STARTS),
+        default=DEFAULT_STARTS,
         metavar="HH:MM",
         help="when a gaming day starts, local time on a quarter hour; a day is named by the "
         f"date it starts on (default {DEFAULT_STARTS})",
