@@ -175,19 +175,19 @@ def _cell(value: object) -> object:
 
 def as_text(report: Report, period: Period = UTC_DAYS) -> str:
     data = as_dict(report, period)
-    days = (
-        "UTC day"
-        if period.zone == DEFAULT_ZONE and period.day_starts == DEFAULT_STARTS
-        else f"gaming day (from {period.day_starts} {period.zone})"
+    utc = period.zone == DEFAULT_ZONE and period.day_starts == DEFAULT_STARTS
+    unit, note = (
+        ("UTC day", "") if utc else ("gaming day", f" (from {period.day_starts} {period.zone})")
     )
-    first, last = data["period"]["from"] or "the first", data["period"]["to"] or "the last"
-    lines = [f"Rounds per table, game and {days}"]
+    spans = {row["day"] for row in data["totals"]["rounds"] + data["totals"]["money"]}
+    span = spans.pop().replace("/", " to ") if spans else "none"
+    lines = [f"Rounds per table, game and {unit}{note}"]
     lines += _table(ROUND_COLUMNS, data["rounds"])
-    lines += ["", f"Money per table, game, {days} and currency (minor units; RTP in percent)"]
+    lines += ["", f"Money per table, game, {unit} and currency{note} (minor units; RTP in percent)"]
     lines += _table(MONEY_COLUMNS, data["money"])
-    lines += ["", f"Totals from {first} to {last} {days}, rounds"]
+    lines += ["", f"Totals over the {unit}s {span}{note}: rounds per table and game"]
     lines += _table(ROUND_COLUMNS, data["totals"]["rounds"])
-    lines += ["", "Totals, money"]
+    lines += ["", "Totals: money per table, game and currency"]
     lines += _table(MONEY_COLUMNS, data["totals"]["money"])
     lines += ["", "Corrections and voids"]
     if not data["corrections"]:

@@ -5,6 +5,8 @@ start and the next day's."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections import Counter
 from datetime import UTC, date, datetime, time, timedelta
@@ -18,7 +20,7 @@ from schemas.times import utc_day, utc_quarter
 from services.reports.command import build
 from services.reports.days import Period, PeriodError, parse_starts, parse_zone
 from services.reports.figures import Report
-from services.reports.render import as_dict, as_json
+from services.reports.render import as_csv, as_dict, as_json, as_text
 from tests.unit.builders import bet, round_event
 
 MALTA = "Europe/Malta"
@@ -248,3 +250,26 @@ def test_the_default_gaming_day_gives_the_rows_of_the_utc_days(
     for n, (instant, stake, currency) in enumerate(rounds):
         stakes[(f"T{n % 3}", instant.date().isoformat(), currency)] += stake
     assert {(m["table_id"], m["day"], m["currency"]): m["stakes"] for m in data["money"]} == stakes
+
+
+def test_the_csv_and_the_text_carry_the_periods_days_and_totals() -> None:
+    period = Period(date(2026, 3, 28), date(2026, 3, 29), time(6), MALTA)
+    report = build(_lines(), horizon=200)
+    sections = {
+        part.split("\n", 1)[0]: list(csv.DictReader(io.StringIO(part.split("\n", 1)[1])))
+        for part in as_csv(report, period).split("\n\n")
+    }
+    assert [m["day"] for m in sections["# money"]] == ["2026-03-28", "2026-03-29"]
+    [total] = sections["# totals money"]
+    assert (total["day"], total["stakes"], total["payouts"]) == (
+        "2026-03-28/2026-03-29",
+        "90",
+        "120",
+    )
+    assert sections["# period"] == [
+        {"from": "2026-03-28", "to": "2026-03-29", "day_starts": "06:00", "tz": MALTA}
+    ]
+    text = as_text(report, period)
+    assert "Rounds per table, game and gaming day (from 06:00 Europe/Malta)" in text
+    assert "Totals over the gaming days 2026-03-28 to 2026-03-29 (from 06:00 Europe/Malta)" in text
+    assert "2026-03-28/2026-03-29       EUR     3      90" in text
