@@ -7,7 +7,7 @@ from datetime import date, time
 
 import pytest
 from alembic import command
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from schemas.events import SEQ_MAX
 from services.history.migrate import config, current, upgrade
@@ -82,6 +82,43 @@ def test_the_migration_that_keeps_figures_fills_them_from_the_rows_already_there
         cfg.attributes["connection"] = connection
         command.downgrade(cfg, "0005")
     assert current(engine) == "0005"
+
+    upgrade(engine)
+
+    assert as_dict(Reads(engine).report()) == offline
+
+
+def test_going_down_from_quarter_hours_keeps_the_utc_days_figures_and_up_again_the_quarters(
+    engine: Engine,
+) -> None:
+    """Migration 0010 down: the tables per UTC day as before it, their figures the report's of
+    every row; up again: the report as before the round trip."""
+    lines = [raw for _, raw in interleave(STREAMS, random.Random(5))]
+    offline = as_dict(build(lines, horizon=200))
+    project_all(Store(engine), commit(STREAMS, seed=5), seed=2)
+    cfg = config()
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.downgrade(cfg, "0009")
+    with engine.connect() as db:
+        money = db.execute(
+            text(
+                "SELECT table_id, game, day, currency, bets, stakes, refunds, payouts, adjustments "
+                "FROM report_money ORDER BY table_id, game, day, currency"
+            )
+        ).all()
+        fates = db.execute(text("SELECT SUM(corrected), SUM(voided) FROM report_rounds")).one()
+        corrections = db.execute(text("SELECT day, at FROM report_corrections")).all()
+    columns = ("table_id", "game", "day", "currency", "bets", "stakes", "refunds", "payouts")
+    assert [(*row[:4], *(int(figure) for figure in row[4:])) for row in money] == [
+        tuple(m[c] for c in (*columns, "adjustments")) for m in offline["money"]
+    ]
+    assert tuple(fates) == (
+        sum(r["corrected"] for r in offline["rounds"]),
+        sum(r["voided"] for r in offline["rounds"]),
+    )
+    assert len(corrections) == len(offline["corrections"]) > 0
+    assert all(day == at[:10] for day, at in corrections)  # the streams' `at`s are in UTC
 
     upgrade(engine)
 
