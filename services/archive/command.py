@@ -31,7 +31,11 @@ def register(commands: Any) -> None:
         "gzip JSON Lines day files under DIR, each day's manifest holding its files' SHA-256 and "
         "the day before's manifest's. Restarts and kills never archive a record twice or lose one.",
     )
-    archive.add_argument("dir", metavar="DIR", help="the archive's directory")
+    archive.add_argument(
+        "dir",
+        metavar="DIR",
+        help="the archive's directory, or an object store's URL (s3://bucket/prefix)",
+    )
     archive.add_argument(
         "--once", action="store_true", help="stop when caught up with the topics' ends at start"
     )

@@ -3,16 +3,18 @@
 The archive needs five operations of its storage: read a whole file, write a whole file
 atomically and durably (a reader sees the old file or the new one, never part of one, and after
 `put` returns the file survives a crash), list the names under a folder, remove a file, and say
-whether a file exists. An object store gives the first four directly (an object is written whole
-and appears on completion); an s3 implementation with fsspec or boto3 would map `put` to one
-PUT, `names` to a listing by prefix and `remove` to DELETE (docs/OPERATIONS.md, "The archive").
+whether a file exists. A directory needs a temporary file, fsync and rename for `put`; an object
+store gives all five directly, through fsspec: an object is written whole by one PUT and appears
+on completion, `names` is a listing by prefix, `remove` a DELETE (docs/OPERATIONS.md, "The
+archive").
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Storage(Protocol):
@@ -63,12 +65,60 @@ def _sync(folder: Path) -> None:
         os.close(descriptor)
 
 
+class ObjectStore:
+    """An object store through fsspec: `s3://bucket/prefix` with s3fs (`pip install
+    croupier[s3]`; credentials and endpoint from the AWS variables, `AWS_ENDPOINT_URL` for an
+    S3-compatible store), or any other fsspec protocol installed. Listings are read afresh each
+    time: another process (an auditor, the archive restarted) may have written since."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            import fsspec  # type: ignore[import-untyped]  # only an object store needs it
+            from fsspec.core import url_to_fs  # type: ignore[import-untyped]
+        except ImportError as error:  # pragma: no cover: fsspec is a dependency
+            raise ValueError(f"{url}: an object store needs fsspec ({error})") from error
+        try:
+            fs, root = url_to_fs(url)
+        except (ImportError, ValueError) as error:
+            known = ", ".join(sorted(fsspec.available_protocols())[:12])
+            raise ValueError(
+                f"{url}: no filesystem for it ({error}); for s3:// install croupier[s3] "
+                f"(s3fs); protocols fsspec knows: {known}, ..."
+            ) from error
+        self.fs: Any = fs
+        self.root = root.rstrip("/")
+        self.url = url
+
+    def _at(self, path: str) -> str:
+        return f"{self.root}/{path}" if path else self.root
+
+    def get(self, path: str) -> bytes:
+        return bytes(self.fs.cat_file(self._at(path)))
+
+    def put(self, path: str, data: bytes) -> None:
+        self.fs.pipe_file(self._at(path), data)
+
+    def names(self, folder: str) -> list[str]:
+        where = self._at(folder)
+        self.fs.invalidate_cache(where)
+        try:
+            found = self.fs.ls(where, detail=False)
+        except FileNotFoundError:
+            return []
+        return sorted({str(p).rstrip("/").rsplit("/", 1)[-1] for p in found} - {""})
+
+    def remove(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(self._at(path))
+
+    def exists(self, path: str) -> bool:
+        target = self._at(path)
+        self.fs.invalidate_cache(target.rsplit("/", 1)[0])
+        return bool(self.fs.isfile(target))
+
+
 def open_storage(where: str) -> Storage:
-    """The storage at `where`: a directory path (an object store's URL is refused, naming what
-    it needs)."""
+    """The storage at `where`: a directory (a path, or file://), else an object store's URL."""
     if "://" in where and not where.startswith("file://"):
-        raise ValueError(
-            f"{where}: only a directory is supported; an object store needs an implementation of "
-            "services.archive.store.Storage (docs/OPERATIONS.md, 'The archive')"
-        )
+        return ObjectStore(where)
     return Directory(where.removeprefix("file://"))

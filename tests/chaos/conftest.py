@@ -9,6 +9,7 @@ left running with its topics, so that a failure can be examined (`croupier verif
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -59,6 +60,16 @@ class Broker:
 
     def up(self) -> None:
         _script("up.sh", self.env)
+
+    def pause(self) -> None:
+        """SIGSTOP: the broker (and its controller, one process) stops answering, sockets open."""
+        os.kill(self._pid(), signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self._pid(), signal.SIGCONT)
+
+    def _pid(self) -> int:
+        return int((Path(self.env["KAFKA_BASE"]) / "kafka.pid").read_text().strip())
 
 
 def _script(name: str, env: dict[str, str], *args: str) -> None:

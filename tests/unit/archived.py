@@ -9,7 +9,7 @@ from pathlib import Path
 from schemas.codec import encode
 from schemas.journal import records as journal_records
 from schemas.records import Record, Rejected, TableStats
-from services.archive.store import Directory
+from services.archive.store import Directory, Storage
 from services.archive.writer import Writer
 from services.audit.reader import Message
 from services.partitioner import partition_of
@@ -71,11 +71,11 @@ def _message(
 
 
 def archive(
-    root: Path, found: dict[str, list[Message]], partitions: int = 3, batches: int = 5
+    root: Path | Storage, found: dict[str, list[Message]], partitions: int = 3, batches: int = 5
 ) -> Writer:
-    """The messages archived under `root` in `batches` commits, each partition caught up at the
-    last one."""
-    writer = Writer(Directory(root))
+    """The messages archived under `root` (a directory, or any storage) in `batches` commits, each
+    partition caught up at the last one."""
+    writer = Writer(Directory(root) if isinstance(root, Path) else root)
     every = sorted(
         ((role, m) for role, ms in found.items() for m in ms), key=lambda rm: rm[1].timestamp
     )
