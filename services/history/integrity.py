@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from msgspec.structs import asdict
 from sqlalchemy import BigInteger, Connection, and_, bindparam, func, or_, select
 
 from services.history import schema
+from services.history.models import DistributionOut
 from services.history.store.integrity import counted_of
 from services.statistics.integrity import (
     DEFAULT,
@@ -23,7 +25,9 @@ from services.statistics.integrity import (
     Finding,
     ScopeKind,
     Thresholds,
+    charted,
     evaluate,
+    windows,
 )
 
 _T: Final = schema.integrity_rounds
@@ -79,3 +83,40 @@ def findings(
     rows = db.execute(_windows(scopes, game), {"window": window}).tuples()
     found = evaluate(map(counted_of, rows), window, thresholds)
     return [f for f in found if f.scope in scopes]
+
+
+_TABLE: Final = bindparam("table", type_=schema.Id)
+_LATEST_GAME: Final = (
+    select(_T.c.game)
+    .where(_T.c.table_id == _TABLE, _T.c.outcome.is_not(None))
+    .order_by(_T.c.at.desc(), _T.c.round_id.desc())
+    .limit(1)
+    .scalar_subquery()
+)
+_TABLE_WINDOW: Final = (
+    select(*_T.c)
+    .where(_T.c.table_id == _TABLE, _T.c.game == _LATEST_GAME, _T.c.outcome.is_not(None))
+    .order_by(_T.c.at.desc(), _T.c.round_id.desc())
+    .limit(bindparam("window", type_=BigInteger))
+)
+"""A table's last `window` counted rounds of the game of its newest one, newest first."""
+
+
+def table_distribution(
+    db: Connection, table_id: str, window: int = WINDOW
+) -> DistributionOut | None:
+    """What a table's board charts: the distribution of its game's first test over the table's
+    window (its `table` scope's) of the game of its newest counted round; None before its first
+    counted round."""
+    rows = db.execute(_TABLE_WINDOW, {"table": table_id, "window": window}).tuples()
+    rounds = list(map(counted_of, rows))
+    if not rounds:
+        return None
+    game = rounds[0].game
+    kept = windows(rounds, window)[("table", table_id, game)]
+    found = charted(game, (rnd.outcome for rnd in kept))
+    if found is None:
+        return None
+    return DistributionOut(
+        table_id=table_id, game=game, window=window, rounds=len(kept), **asdict(found)
+    )

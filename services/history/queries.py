@@ -23,7 +23,7 @@ from sqlalchemy import (
 
 from services.history import answers, integrity, schema
 from services.history.answers import decoded
-from services.history.models import AdjustmentOut, BetsPage, RoundOut, TableOut
+from services.history.models import AdjustmentOut, BetsPage, DistributionOut, RoundOut, TableOut
 from services.history.paging import encode_cursor
 from services.history.schema import BET_COLUMNS, BetRow
 from services.history.store.dialects import dialect_of
@@ -234,6 +234,11 @@ class Reads:
         found = self.integrity()
         self._verdicts = (moved, found)
         return found
+
+    def distribution(self, table_id: str) -> DistributionOut | None:
+        """What the table's board charts; None before its first counted round."""
+        with self.engine.connect() as db:
+            return integrity.table_distribution(db, table_id)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""
