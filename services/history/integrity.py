@@ -11,10 +11,11 @@ rounds are, so `evaluate` finds exactly the windows it finds in a replay of ever
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from msgspec.structs import asdict
-from sqlalchemy import BigInteger, Connection, and_, bindparam, func, or_, select
+from sqlalchemy import BigInteger, Connection, Engine, and_, bindparam, func, or_, select
 
 from services.history import schema
 from services.history.models import DistributionOut
@@ -120,3 +121,32 @@ def table_distribution(
     return DistributionOut(
         table_id=table_id, game=game, window=window, rounds=len(kept), **asdict(found)
     )
+
+
+Positions = dict[tuple[str, int], int]
+
+
+class Charts:
+    """Each table's chart (`table_distribution`), read again only once a batch has been projected
+    since it was read (the projector's positions moved, one row a partition): the viewers of a
+    board cost one read a batch, not one each."""
+
+    SIZE: Final = 1024
+    """Tables kept; past it the memo starts again empty."""
+
+    def __init__(self, engine: Engine, positions: Callable[[], Positions]) -> None:
+        self.engine = engine
+        self.positions = positions
+        self.kept: dict[str, tuple[Positions, DistributionOut | None]] = {}
+
+    def get(self, table_id: str) -> DistributionOut | None:
+        moved = self.positions()
+        kept = self.kept.get(table_id)
+        if kept is not None and kept[0] == moved:
+            return kept[1]
+        with self.engine.connect() as db:
+            found = table_distribution(db, table_id)
+        if len(self.kept) >= self.SIZE:
+            self.kept.clear()
+        self.kept[table_id] = (moved, found)
+        return found

@@ -124,6 +124,7 @@ class Reads:
         }
         self.round_bets = _Statement(_ROUND_BETS, dialect)
         self._verdicts: tuple[tuple[tuple[tuple[str, int], int], ...], list[Finding]] | None = None
+        self.charts = integrity.Charts(self.engine, self.positions)
 
     def history(
         self, player_id: str, *, limit: int, offset: int = 0, after: Key | None = None
@@ -237,8 +238,7 @@ class Reads:
 
     def distribution(self, table_id: str) -> DistributionOut | None:
         """What the table's board charts; None before its first counted round."""
-        with self.engine.connect() as db:
-            return integrity.table_distribution(db, table_id)
+        return self.charts.get(table_id)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""

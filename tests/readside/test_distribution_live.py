@@ -7,8 +7,10 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, delete, select
 
+from services.history import schema
+from services.history.integrity import Charts
 from services.history.store import Store
 from services.settlement.fold import DEFAULT_HORIZON
 from services.settlement.replay import lines
@@ -61,3 +63,22 @@ def test_a_table_without_a_counted_round_is_404_and_a_bad_id_422(engine: Engine)
     )
     assert [status for status, _ in asked] == [404, 422]
     assert asked[0][1]["detail"] == "table 'NOPE' has no counted round yet (no round with a result)"
+
+
+def test_a_chart_is_read_again_only_once_the_projector_has_moved(engine: Engine) -> None:
+    project_all(Store(engine), commit_inputs(floor()[:3000], batch=40), seed=3)
+    positions = {("rounds", 0): 1}
+    charts = Charts(engine, lambda: dict(positions))
+    first = charts.get("SB-01")
+    assert first is not None and first.rounds > 0
+    t = schema.integrity_rounds
+    counted = (t.c.table_id == "SB-01") & t.c.outcome.is_not(None)
+    with engine.begin() as db:  # a round the next batch voids
+        newest = db.execute(select(t.c.round_id).where(counted).order_by(t.c.at.desc())).first()
+        assert newest is not None
+        db.execute(delete(t).where(counted, t.c.round_id == newest.round_id))
+    assert charts.get("SB-01") == first  # the projector has not moved: as read
+    positions[("rounds", 0)] = 2
+    again = charts.get("SB-01")
+    assert again is not None
+    assert again.rounds == first.rounds - 1
