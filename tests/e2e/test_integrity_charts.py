@@ -29,7 +29,8 @@ def offline() -> dict[tuple[str, str, str], Examined]:
 
 
 def chart(driver: WebDriver) -> dict[str, Any]:
-    """The board's chart as drawn: its bars' classes, counts and heights, its fair marks."""
+    """The board's chart as drawn: its bars' classes, counts and heights, its fair marks' counts
+    (as the page wrote them, `expected/denominator`)."""
     svg = driver.find_element(By.CSS_SELECTOR, "#fair svg")
     bars = svg.find_elements(By.CSS_SELECTOR, "rect.observed")
     marks = svg.find_elements(By.CSS_SELECTOR, "line.fair")
@@ -38,7 +39,7 @@ def chart(driver: WebDriver) -> dict[str, Any]:
         "classes": [b.get_attribute("data-class") for b in bars],
         "counts": [int(str(b.get_attribute("data-count"))) for b in bars],
         "heights": [float(b.rect["height"]) for b in bars],  # as drawn, styles applied
-        "fair": [m.get_attribute("data-expected") for m in marks],
+        "fair": [Fraction(str(m.get_attribute("data-expected"))) for m in marks],
     }
 
 
@@ -54,9 +55,16 @@ def snap(driver: WebDriver, name: str) -> None:
     driver.save_screenshot(str(OUTPUT / name))
 
 
-def shown(driver: WebDriver, rounds: int) -> bool:
-    svgs = driver.find_elements(By.CSS_SELECTOR, "#fair svg")
-    return bool(svgs) and svgs[0].get_attribute("data-rounds") == str(rounds)
+def board_chart(driver: WebDriver, board: str, rounds: int) -> dict[str, Any]:
+    """The chart of the board at this URL, once it shows a window of `rounds` counted rounds."""
+
+    def shown(driver: WebDriver) -> bool:
+        svgs = driver.find_elements(By.CSS_SELECTOR, "#fair svg")
+        return bool(svgs) and svgs[0].get_attribute("data-rounds") == str(rounds)
+
+    driver.get(board)
+    WebDriverWait(driver, 30, poll_frequency=0.2).until(shown)
+    return chart(driver)
 
 
 def test_the_xocdia_board_charts_its_reds_against_the_binomial_as_the_integrity_test_counts(
@@ -73,12 +81,10 @@ def test_the_xocdia_board_charts_its_reds_against_the_binomial_as_the_integrity_
     assert (served["expected"], served["denominator"]) == (d.expected, d.denominator)
     binomial = [Fraction(n * ways, 16) for ways in (1, 4, 6, 4, 1)]  # n C(4, k) / 16
     assert [Fraction(e, d.denominator) for e in d.expected] == binomial
-    browser.get(f"{url}/tables/T002")
-    WebDriverWait(browser, 30, poll_frequency=0.2).until(lambda b: shown(b, n))
-    drawn = chart(browser)
+    drawn = board_chart(browser, f"{url}/tables/T002", n)
     assert drawn["classes"] == ["0", "1", "2", "3", "4"]
     assert drawn["counts"] == d.counts
-    assert [Fraction(*map(int, mark.split("/"))) for mark in drawn["fair"]] == binomial
+    assert drawn["fair"] == binomial
     top = max(d.counts)  # bar heights in proportion to the counts
     tallest = max(drawn["heights"])
     assert [round(h * top / tallest) for h in drawn["heights"]] == d.counts
@@ -92,14 +98,12 @@ def test_the_sicbo_board_charts_every_die_of_its_window(
     _, url = board
     status, served = get(f"{url}/tables/T000/distribution")
     assert status == 200
-    browser.get(f"{url}/tables/T000")
-    WebDriverWait(browser, 30, poll_frequency=0.2).until(lambda b: shown(b, served["rounds"]))
-    drawn = chart(browser)
+    drawn = board_chart(browser, f"{url}/tables/T000", served["rounds"])
     assert drawn["classes"] == ["1", "2", "3", "4", "5", "6"]
     assert drawn["counts"] == served["counts"]
     assert sum(drawn["counts"]) == 3 * served["rounds"]
     half = Fraction(served["rounds"], 2)  # 3n dice, a sixth of them each face
-    assert [Fraction(*map(int, mark.split("/"))) for mark in drawn["fair"]] == [half] * 6
+    assert drawn["fair"] == [half] * 6
     assert title(browser) == "Faces against the fair distribution"
     snap(browser, "board-T000-fair.png")
 
