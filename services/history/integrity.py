@@ -7,6 +7,9 @@ rounds of its game, newest first in the contract's order (the result's instant, 
 round_id; ids compare by code point on both databases), and keeps the rounds that are within
 the first `window` of any of their scopes. Each scope's window is among them, and only its
 rounds are, so `evaluate` finds exactly the windows it finds in a replay of every round.
+
+A board's chart reads one table's window alone (`table_distribution`), kept until the projector
+moves (`Charts`).
 """
 
 from __future__ import annotations
