@@ -145,7 +145,7 @@ fuzz-api: $(STAMP) broker ## schemathesis fuzzes a running read side from its Op
 browser: ## install headless Chromium and chromedriver from Debian (idempotent, needs root)
 	bash deploy/browser.sh
 
-test-e2e: $(STAMP) broker browser ## the board page in headless Chromium, updated live (screenshots in test-output/)
+test-e2e: $(STAMP) broker browser ## the board page and the integrity page in headless Chromium, the board updated live (screenshots in test-output/)
 	$(BIN)/pytest -q tests/e2e
 
 k8s-manifests: $(STAMP) ## render deploy/k8s/base's KafkaTopics and KafkaUsers from the topic plan and the roles

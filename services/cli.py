@@ -84,6 +84,7 @@ def _integrity(args: argparse.Namespace) -> int:
         as_lines=args.json,
         horizon=args.horizon,
         keys=keys,
+        html=args.html,
     )
 
 
@@ -265,7 +266,7 @@ def parser() -> argparse.ArgumentParser:
     from services.archive.command import range_options, register
     from services.reports.command import options
     from services.settlement.fold import DEFAULT_HORIZON
-    from services.statistics.integrity import ALARM, WATCH, WINDOW
+    from services.statistics.command import arguments as integrity_arguments
 
     top = argparse.ArgumentParser(prog="croupier", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -312,30 +313,7 @@ def parser() -> argparse.ArgumentParser:
         "(xocdia), Pearson's chi-square. One line per scope and test, verdict too_few (under 100 "
         "rounds), alarm, watch or ok.",
     )
-    integrity.add_argument(
-        "files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin"
-    )
-    integrity.add_argument(
-        "--window",
-        type=int,
-        default=WINDOW,
-        help=f"the last N counted rounds of each scope are tested (default {WINDOW})",
-    )
-    integrity.add_argument(
-        "--alarm",
-        type=float,
-        default=ALARM,
-        help=f"a p-value below this raises the alarm (default {ALARM:g})",
-    )
-    integrity.add_argument(
-        "--watch",
-        type=float,
-        default=WATCH,
-        help=f"a p-value below this (and not below --alarm) is a watch (default {WATCH:g})",
-    )
-    integrity.add_argument(
-        "--json", action="store_true", help="JSON Lines, one object per scope and test"
-    )
+    integrity_arguments(integrity)
     integrity.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help=argparse.SUPPRESS)
     _keys_option(integrity)
     range_options(integrity)

@@ -185,9 +185,9 @@ def integrity(args: argparse.Namespace, keys: Any, thresholds: Any) -> int:
     days before it folded for context: a round opened the day before counts with its dealer)."""
     from services.settlement.fold import Fold
     from services.settlement.replay import journaled
-    from services.statistics.command import show
+    from services.statistics.command import publish
     from services.statistics.counted import Counted
-    from services.statistics.integrity import evaluate
+    from services.statistics.integrity import examine
 
     def work(archive: Archive) -> int:
         found = Counted()
@@ -200,7 +200,14 @@ def integrity(args: argparse.Namespace, keys: Any, thresholds: Any) -> int:
             for event, _ in inputs:
                 found.accept(event)
         rounds = [r for r in found.rounds() if before.get((r.table_id, r.round_id)) != r.at]
-        return show(evaluate(rounds, args.window, thresholds), as_lines=args.json, out=sys.stdout)
+        return publish(
+            examine(rounds, args.window, thresholds),
+            as_lines=args.json,
+            html=args.html,
+            window=args.window,
+            thresholds=thresholds,
+            out=sys.stdout,
+        )
 
     return _on_archive("integrity", args, work)
 

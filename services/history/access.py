@@ -21,7 +21,7 @@ PROTECTED: Final[Mapping[str, str]] = {
     "/integrity": REPORT_READ,
 }
 """The scope each protected route needs; every other route (the boards, the front page, /tables,
-a table's stats, /health, /metrics, /openapi.json) is public."""
+a table's stats and distribution, /health, /metrics, /openapi.json) is public."""
 
 
 class NoToken(msgspec.Struct, frozen=True, kw_only=True):

@@ -151,6 +151,17 @@ REPORTS: Final = {
 }
 
 
+async def table_distribution(request: web.Request) -> web.Response:
+    """What a table's board charts: its window's counts against the fair counts."""
+    table_id = _id(request, "table_id")
+    found = await asyncio.to_thread(request.app[READS].distribution, table_id)
+    if found is None:
+        return _problem(
+            404, f"table {table_id!r} has no counted round yet (no round with a result)"
+        )
+    return _answer(found)
+
+
 async def report(request: web.Request) -> web.Response:
     """The regulator's report: the figures of `croupier report` over the database."""
     given = request.query.get("table_id")
@@ -238,6 +249,7 @@ def application(
     app.router.add_get("/report", report)
     app.router.add_get("/integrity", integrity)
     app.router.add_get("/tables/{table_id}/stats", table_stats)
+    app.router.add_get("/tables/{table_id}/distribution", table_distribution)
     app.router.add_get("/tables/{table_id}", board)
     app.router.add_get("/health", health)
     app.router.add_get("/metrics", metrics)

@@ -7,15 +7,21 @@ rounds of its game, newest first in the contract's order (the result's instant, 
 round_id; ids compare by code point on both databases), and keeps the rounds that are within
 the first `window` of any of their scopes. Each scope's window is among them, and only its
 rounds are, so `evaluate` finds exactly the windows it finds in a replay of every round.
+
+A board's chart reads one table's window alone (`table_distribution`), kept until the projector
+moves (`Charts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final, Literal
 
-from sqlalchemy import BigInteger, Connection, and_, bindparam, func, or_, select
+from msgspec.structs import asdict
+from sqlalchemy import BigInteger, Connection, Engine, and_, bindparam, func, or_, select
 
 from services.history import schema
+from services.history.models import DistributionOut
 from services.history.store.integrity import counted_of
 from services.statistics.integrity import (
     DEFAULT,
@@ -23,7 +29,9 @@ from services.statistics.integrity import (
     Finding,
     ScopeKind,
     Thresholds,
+    charted,
     evaluate,
+    windows,
 )
 
 _T: Final = schema.integrity_rounds
@@ -79,3 +87,69 @@ def findings(
     rows = db.execute(_windows(scopes, game), {"window": window}).tuples()
     found = evaluate(map(counted_of, rows), window, thresholds)
     return [f for f in found if f.scope in scopes]
+
+
+_TABLE: Final = bindparam("table", type_=schema.Id)
+_LATEST_GAME: Final = (
+    select(_T.c.game)
+    .where(_T.c.table_id == _TABLE, _T.c.outcome.is_not(None))
+    .order_by(_T.c.at.desc(), _T.c.round_id.desc())
+    .limit(1)
+    .scalar_subquery()
+)
+_TABLE_WINDOW: Final = (
+    select(*_T.c)
+    .where(_T.c.table_id == _TABLE, _T.c.game == _LATEST_GAME, _T.c.outcome.is_not(None))
+    .order_by(_T.c.at.desc(), _T.c.round_id.desc())
+    .limit(bindparam("window", type_=BigInteger))
+)
+"""A table's last `window` counted rounds of the game of its newest one, newest first."""
+
+
+def table_distribution(
+    db: Connection, table_id: str, window: int = WINDOW
+) -> DistributionOut | None:
+    """What a table's board charts: the distribution of its game's first test over the table's
+    window (its `table` scope's) of the game of its newest counted round; None before its first
+    counted round."""
+    rows = db.execute(_TABLE_WINDOW, {"table": table_id, "window": window}).tuples()
+    rounds = list(map(counted_of, rows))
+    if not rounds:
+        return None
+    game = rounds[0].game
+    kept = windows(rounds, window)[("table", table_id, game)]
+    found = charted(game, (rnd.outcome for rnd in kept))
+    if found is None:
+        return None
+    return DistributionOut(
+        table_id=table_id, game=game, window=window, rounds=len(kept), **asdict(found)
+    )
+
+
+Positions = dict[tuple[str, int], int]
+
+
+class Charts:
+    """Each table's chart (`table_distribution`), read again only once a batch has been projected
+    since it was read (the projector's positions moved, one row a partition): the viewers of a
+    board cost one read a batch, not one each."""
+
+    SIZE: Final = 1024
+    """Tables kept; past it the memo starts again empty."""
+
+    def __init__(self, engine: Engine, positions: Callable[[], Positions]) -> None:
+        self.engine = engine
+        self.positions = positions
+        self.kept: dict[str, tuple[Positions, DistributionOut | None]] = {}
+
+    def get(self, table_id: str) -> DistributionOut | None:
+        moved = self.positions()
+        kept = self.kept.get(table_id)
+        if kept is not None and kept[0] == moved:
+            return kept[1]
+        with self.engine.connect() as db:
+            found = table_distribution(db, table_id)
+        if len(self.kept) >= self.SIZE:
+            self.kept.clear()
+        self.kept[table_id] = (moved, found)
+        return found

@@ -304,6 +304,29 @@ class FindingOut(Answer, kw_only=True):
     ]
 
 
+class DistributionOut(Answer, kw_only=True):
+    """A table's outcomes against the fair distribution, as its board charts them: the counts of
+    the integrity test `test` over the table's window (docs/CONTRACT.md, "Outcome integrity")."""
+
+    table_id: str
+    game: Annotated[str, described("the game of the table's newest counted round")]
+    test: Annotated[
+        Literal["faces", "reds"],
+        described("faces: every die of the window (sicbo, thai-hilo); reds: rounds by red discs"),
+    ]
+    window: Annotated[int, described("the most counted rounds the window holds: its last ones")]
+    rounds: Annotated[int, described("counted rounds in the window")]
+    classes: Annotated[list[str], described("each class's name: faces 1..6, red discs 0..4")]
+    counts: Annotated[list[int], described("each class's count over the window")]
+    expected: Annotated[
+        list[int],
+        described(
+            "each class's fair count times `denominator` (exact: n P(class), n the counts' sum)"
+        ),
+    ]
+    denominator: Annotated[int, described("the fair count of class i is expected[i] / denominator")]
+
+
 RESPONSES: tuple[type[Answer], ...] = (
     BetsPage,
     RoundOut,
@@ -311,6 +334,7 @@ RESPONSES: tuple[type[Answer], ...] = (
     TablesOut,
     HealthOut,
     FindingOut,
+    DistributionOut,
     ErrorOut,
 )
 """The answers the OpenAPI document names (the others are parts of them)."""

@@ -14,6 +14,7 @@ from services.history.models import (
     Answer,
     BetsPage,
     BetsQuery,
+    DistributionOut,
     ErrorOut,
     FindingOut,
     HealthOut,
@@ -247,6 +248,24 @@ def _operations() -> dict[str, Any]:
                 "parameters": [_TABLE],
                 "responses": {
                     "200": _json(StatsOut, "The last `table_stats` record of the table"),
+                    "404": _NOT_FOUND,
+                    "422": _INVALID,
+                },
+            }
+        },
+        "/tables/{table_id}/distribution": {
+            "get": {
+                "operationId": "tableDistribution",
+                "summary": "The table's outcomes against the fair distribution, as its board "
+                "charts them",
+                "description": "The counts of the integrity test `faces` (sicbo, thai-hilo) or "
+                "`reds` (xocdia) over the table's last 2000 counted rounds of the game of its "
+                "newest one, and each class's exact fair count: the counts and the expected "
+                "counts of the chi-square `GET /integrity` reports for the table, without its "
+                "verdict.",
+                "parameters": [_TABLE],
+                "responses": {
+                    "200": _json(DistributionOut, "The table's window against the fair counts"),
                     "404": _NOT_FOUND,
                     "422": _INVALID,
                 },

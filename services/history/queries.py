@@ -23,7 +23,7 @@ from sqlalchemy import (
 
 from services.history import answers, integrity, schema
 from services.history.answers import decoded
-from services.history.models import AdjustmentOut, BetsPage, RoundOut, TableOut
+from services.history.models import AdjustmentOut, BetsPage, DistributionOut, RoundOut, TableOut
 from services.history.paging import encode_cursor
 from services.history.schema import BET_COLUMNS, BetRow
 from services.history.store.dialects import dialect_of
@@ -125,6 +125,7 @@ class Reads:
         }
         self.round_bets = _Statement(_ROUND_BETS, dialect)
         self._verdicts: tuple[tuple[tuple[tuple[str, int], int], ...], list[Finding]] | None = None
+        self.charts = integrity.Charts(self.engine, self.positions)
 
     def history(
         self, player_id: str, *, limit: int, offset: int = 0, after: Key | None = None
@@ -236,6 +237,10 @@ class Reads:
         found = self.integrity()
         self._verdicts = (moved, found)
         return found
+
+    def distribution(self, table_id: str) -> DistributionOut | None:
+        """What the table's board charts; None before its first counted round."""
+        return self.charts.get(table_id)
 
     def stats(self, table_id: str) -> str | None:
         """The table's last `table_stats` record, verbatim; None before its first result."""

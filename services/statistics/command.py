@@ -3,8 +3,10 @@ the very same fold as `croupier replay` (docs/CONTRACT.md, "Outcome integrity").
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 import msgspec
@@ -13,7 +15,49 @@ from services.settlement.fold import Fold
 from services.settlement.replay import journaled, lines
 from services.signing.signature import NO_KEYS, TableKeys
 from services.statistics.counted import Counted
-from services.statistics.integrity import DEFAULT, WINDOW, Finding, Thresholds, evaluate
+from services.statistics.integrity import (
+    ALARM,
+    DEFAULT,
+    WATCH,
+    WINDOW,
+    Examined,
+    Finding,
+    Thresholds,
+    examine,
+)
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's files and options (the archive's range and the tables' keys are added by
+    the command line, as for the other commands that fold inputs)."""
+    parser.add_argument("files", nargs="*", metavar="FILE", help="JSON Lines file, or - for stdin")
+    parser.add_argument(
+        "--window",
+        type=int,
+        default=WINDOW,
+        help=f"the last N counted rounds of each scope are tested (default {WINDOW})",
+    )
+    parser.add_argument(
+        "--alarm",
+        type=float,
+        default=ALARM,
+        help=f"a p-value below this raises the alarm (default {ALARM:g})",
+    )
+    parser.add_argument(
+        "--watch",
+        type=float,
+        default=WATCH,
+        help=f"a p-value below this (and not below --alarm) is a watch (default {WATCH:g})",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="JSON Lines, one object per scope and test"
+    )
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the figures and each test's chart (counts against the fair counts) as "
+        "one HTML page to FILE",
+    )
 
 
 def counted(source: Iterable[bytes], *, horizon: int, keys: TableKeys = NO_KEYS) -> Counted:
@@ -35,8 +79,21 @@ def findings(
     keys: TableKeys = NO_KEYS,
 ) -> list[Finding]:
     """Every test of every scope of the rounds the lines leave counted."""
+    found = examined(source, window=window, thresholds=thresholds, horizon=horizon, keys=keys)
+    return [e.finding for e in found]
+
+
+def examined(
+    source: Iterable[bytes],
+    *,
+    window: int = WINDOW,
+    thresholds: Thresholds = DEFAULT,
+    horizon: int,
+    keys: TableKeys = NO_KEYS,
+) -> list[Examined]:
+    """`findings`, each with the counts it tested."""
     rounds = counted(source, horizon=horizon, keys=keys).rounds()
-    return evaluate(rounds, window, thresholds)
+    return examine(rounds, window, thresholds)
 
 
 def as_json(found: Sequence[Finding]) -> bytes:
@@ -82,18 +139,43 @@ def main(
     as_lines: bool,
     horizon: int,
     keys: TableKeys = NO_KEYS,
+    html: str | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Print the findings (standard output by default): aligned lines, or JSON Lines."""
+    """Print the findings (standard output by default): aligned lines, or JSON Lines; with
+    `html`, write the page too."""
     out = sys.stdout if out is None else out
     try:
-        found = findings(
+        found = examined(
             lines(paths), window=window, thresholds=thresholds, horizon=horizon, keys=keys
         )
     except FileNotFoundError as error:
         print(f"croupier integrity: no such file: {error.filename}", file=sys.stderr)
         return 2
-    return show(found, as_lines=as_lines, out=out)
+    return publish(
+        found, as_lines=as_lines, html=html, window=window, thresholds=thresholds, out=out
+    )
+
+
+def publish(
+    found: Sequence[Examined],
+    *,
+    as_lines: bool,
+    html: str | None,
+    window: int,
+    thresholds: Thresholds,
+    out: TextIO,
+) -> int:
+    """Write the HTML page when asked (`html`: its path), then print the findings."""
+    if html is not None:
+        from services.statistics.page import page
+
+        try:
+            Path(html).write_text(page(found, window=window, thresholds=thresholds), "utf-8")
+        except OSError as error:
+            print(f"croupier integrity: --html {html}: {error.strerror}", file=sys.stderr)
+            return 2
+    return show([e.finding for e in found], as_lines=as_lines, out=out)
 
 
 def show(found: Sequence[Finding], *, as_lines: bool, out: TextIO) -> int:

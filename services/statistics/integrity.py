@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
-from math import comb
+from math import comb, lcm
 from typing import Final, Literal
 
 import msgspec
@@ -95,12 +95,41 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     verdict: Verdict
 
 
+class Distribution(msgspec.Struct, frozen=True, kw_only=True):
+    """A test's counts over a window against the fair counts: class i's fair count is
+    `expected[i] / denominator`, n P(i) with n the counts' sum, exact (the E of the chi-square)."""
+
+    test: str
+    classes: list[str]
+    counts: list[int]
+    expected: list[int]
+    denominator: int
+
+    @property
+    def fair(self) -> list[Fraction]:
+        """Each class's fair count, as a fraction."""
+        return [Fraction(e, self.denominator) for e in self.expected]
+
+
+class Examined(msgspec.Struct, frozen=True, kw_only=True):
+    """A finding and the distribution it tested."""
+
+    finding: Finding
+    distribution: Distribution
+
+    @property
+    def test(self) -> str:
+        return self.finding.test
+
+
 @dataclass(frozen=True, kw_only=True)
 class Test:
     """A chi-square test: the class of each outcome's parts, and the classes' fair
     probabilities; its degrees of freedom are the classes less one."""
 
     name: str
+    labels: tuple[str, ...]
+    """Each class's name, as a chart shows it."""
     probabilities: tuple[Fraction, ...]
     classes: Callable[[Outcome], Iterable[int]]
     """The class index of each count an outcome adds (a die each for `faces`, one for others)."""
@@ -119,6 +148,22 @@ class Test:
         return counts
 
 
+def distribution(test: Test, counts: Sequence[int]) -> Distribution:
+    """The counts of a test's classes against their fair counts, n P(i)."""
+    if len(counts) != len(test.probabilities):
+        raise ValueError("one count per class")
+    n = sum(counts)
+    fair = [n * p for p in test.probabilities]
+    denominator = lcm(*(f.denominator for f in fair))
+    return Distribution(
+        test=test.name,
+        classes=list(test.labels),
+        counts=list(counts),
+        expected=[int(f * denominator) for f in fair],
+        denominator=denominator,
+    )
+
+
 def total_class(total: int) -> int:
     """The class of a three-dice total: 3-5 merged (0), 6..15 one each (1..10), 16-18 merged
     (11)."""
@@ -129,11 +174,13 @@ DICE: Final = list(product(range(1, 7), repeat=3))
 """The 216 equally likely outcomes of three dice."""
 FACES: Final = Test(
     name="faces",
+    labels=tuple(str(face) for face in range(1, 7)),
     probabilities=(Fraction(1, 6),) * 6,
     classes=lambda dice: (int(face) - 1 for face in dice),
 )
 TOTALS: Final = Test(
     name="totals",
+    labels=("3-5", *(str(total) for total in range(6, 16)), "16-18"),
     probabilities=tuple(
         Fraction(sum(1 for dice in DICE if total_class(sum(dice)) == c), len(DICE))
         for c in range(12)
@@ -142,6 +189,7 @@ TOTALS: Final = Test(
 )
 REDS: Final = Test(
     name="reds",
+    labels=tuple(str(reds) for reds in range(5)),
     probabilities=tuple(Fraction(comb(4, k), 16) for k in range(5)),
     classes=lambda discs: (discs.count("red"),),
 )
@@ -151,6 +199,15 @@ TESTS: Final[dict[str, tuple[Test, ...]]] = {
     "xocdia": (REDS,),
 }
 """The tests of each game."""
+
+
+def charted(game: str, outcomes: Iterable[Outcome]) -> Distribution | None:
+    """The distribution a table's board charts: its game's first test (the faces of the dice, the
+    red discs), over the outcomes of its window; None for a game without tests."""
+    tests = TESTS.get(game)
+    if not tests:
+        return None
+    return distribution(tests[0], tests[0].counts(outcomes))
 
 
 def sum_of(dice: Outcome) -> int:
@@ -187,12 +244,21 @@ def evaluate(
     thresholds: Thresholds = DEFAULT,
 ) -> list[Finding]:
     """Every test of every scope's window, sorted by scope, id and test (then game)."""
-    findings = [
+    return [e.finding for e in examine(rounds, window, thresholds)]
+
+
+def examine(
+    rounds: Iterable[CountedRound],
+    window: int = WINDOW,
+    thresholds: Thresholds = DEFAULT,
+) -> list[Examined]:
+    """`evaluate`'s findings, each with the counts it tested (for the charts)."""
+    examined = [
         run(test, (kind, name, game), kept, thresholds)
         for (kind, name, game), kept in windows(rounds, window).items()
         for test in TESTS.get(game, ())
     ]
-    return sorted(findings, key=lambda f: (f.scope, f.id, f.test, f.game))
+    return sorted(examined, key=lambda e: (e.finding.scope, e.finding.id, e.test, e.finding.game))
 
 
 def run(
@@ -200,13 +266,13 @@ def run(
     scope: tuple[ScopeKind, str, str],
     kept: Sequence[CountedRound],
     thresholds: Thresholds = DEFAULT,
-) -> Finding:
+) -> Examined:
     """One test of a scope (kind, id, game) over its window."""
     kind, name, game = scope
     counts = test.counts(rnd.outcome for rnd in kept)
     chi2 = statistic(counts, test.probabilities)
     p_value = survival(chi2, test.df)
-    return Finding(
+    finding = Finding(
         scope=kind,
         id=name,
         game=game,
@@ -217,6 +283,7 @@ def run(
         p_value=p_value,
         verdict=thresholds.verdict(len(kept), p_value),
     )
+    return Examined(finding=finding, distribution=distribution(test, counts))
 
 
 def _order(rnd: CountedRound) -> Order:

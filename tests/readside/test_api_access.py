@@ -26,7 +26,16 @@ from tests.tokens import ED, ED_NEXT, FORGER, RSA, bearer, jwks, kid, token, wri
 
 Answer = tuple[int, dict[str, str], Any]
 PROTECTED = ("/players/alice/bets", "/tables/T1/rounds/R1", "/report")
-PUBLIC = ("/", "/tables", "/tables/T1", "/tables/T1/stats", "/health", "/metrics", "/openapi.json")
+PUBLIC = (
+    "/",
+    "/tables",
+    "/tables/T1",
+    "/tables/T1/stats",
+    "/tables/T1/distribution",
+    "/health",
+    "/metrics",
+    "/openapi.json",
+)
 
 
 @pytest.fixture(scope="module")

@@ -260,6 +260,7 @@ def test_the_openapi_document_is_valid_and_lists_every_route(engine: Engine) -> 
         ("GET", "/integrity"),
         ("GET", "/tables/{table_id}/rounds/{round_id}"),
         ("GET", "/tables/{table_id}/stats"),
+        ("GET", "/tables/{table_id}/distribution"),
         ("GET", "/tables/{table_id}"),
         ("GET", "/health"),
         ("GET", "/metrics"),

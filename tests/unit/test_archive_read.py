@@ -168,3 +168,15 @@ def test_integrity_of_the_archive_is_the_streams_and_ranges_split_its_rounds(
     after = _integrity("--archive", str(archive_dir), "--from", days[cut])
     assert 0 < sum(before.values()) < sum(counted.values())
     assert {k: before.get(k, 0) + after.get(k, 0) for k in counted} == counted
+
+
+def test_the_integrity_page_of_the_archive_is_the_streams(
+    archive_dir: Path, stream_file: Path, tmp_path: Path
+) -> None:
+    pages = tmp_path / "archive.html", tmp_path / "stream.html"
+    archived = _croupier("integrity", "--archive", str(archive_dir), "--html", str(pages[0]))
+    streamed = _croupier("integrity", str(stream_file), "--html", str(pages[1]))
+    assert archived.returncode == streamed.returncode == 0, archived.stderr + streamed.stderr
+    assert archived.stdout == streamed.stdout  # the lines still printed
+    assert pages[0].read_bytes() == pages[1].read_bytes()
+    assert pages[0].read_bytes().count(b"<figure ") == len(archived.stdout.splitlines()) > 0
