@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import sys
 from typing import Any
 
@@ -588,6 +589,7 @@ def main(argv: list[str] | None = None) -> int:
     from services.security.denied import AccessDenied
 
     args = parser().parse_args(argv)
+    faulthandler.enable()  # a crash in a C extension (librdkafka's clients) logs the Python stacks
     try:
         code: int = args.run(args)
     except (AccessDenied, SecurityConfigError) as error:

@@ -25,7 +25,7 @@ from services import reading
 from services.security.denied import AccessDenied
 from services.security.login import Unreachable, check
 from services.settings import Settings
-from services.settlement import batch, group, rebalance
+from services.settlement import batch, fencing, group, rebalance
 from services.settlement import idle as idle_work
 from services.settlement.metrics import Metrics
 from services.settlement.misrouted import Homes
@@ -75,10 +75,11 @@ class Engine:
         self.rebuild_at = 0.0
         self.assignments = 0
         """Counts the rebalance callbacks run, to tell a batch read across one."""
+        self.dangling_unchecked = False
+        """Set when the principal may not look for transactions the brokers left open."""
         self.generation: int | None = None
         """The group generation whose assignment the tasks follow (None: between a revocation
-        and the assignment that follows). A transaction is sent only while the consumer is
-        still of it (`_member`)."""
+        and the next assignment); a transaction is sent only in it (`fencing.member`)."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -109,16 +110,16 @@ class Engine:
 
     def _run(self) -> None:
         s = self.settings
-        self._retrying("log in", lambda: check(s), Unreachable)
-        problems = self._retrying("topics", lambda: ensure(s, io.StringIO()), broker_errors())
+        self.retrying("log in", lambda: check(s), Unreachable)
+        problems = self.retrying("topics", lambda: ensure(s, io.StringIO()), broker_errors())
         if problems:
             raise RuntimeError("; ".join(problems))
         self.transactions = Transactions(s)
-        self._retrying("transactions", self.transactions.start, KafkaException)
+        fencing.register(self)
         self.consumer = group.consumer(s, self._consumer_error)
         try:
             consumer = self.consumer
-            self.topics = self._retrying(
+            self.topics = self.retrying(
                 "output partitions", lambda: group.topics(consumer, s), KafkaException
             )
             self.homes = Homes(self.topics.input_partitions)
@@ -158,7 +159,7 @@ class Engine:
         if self.denied is not None:
             raise self.denied
 
-    def _retrying(self, what: str, call: Callable[[], T], errors: Any) -> T:
+    def retrying(self, what: str, call: Callable[[], T], errors: Any) -> T:
         """What `call` gives, tried again each second while the brokers are not reachable."""
         while True:
             try:
@@ -205,35 +206,6 @@ class Engine:
         self.assignments += 1
         rebalance.lost(self, partitions)
         self.generation = None
-
-    def _member(self) -> Any | None:
-        """The consumer's group metadata for a transaction's offsets; None when the consumer is
-        no longer of the generation whose assignment the tasks follow.
-
-        librdkafka moves the generation as soon as the group does (to -1 when this worker's
-        session expires), while the rebalance callbacks wait for the next `consume`: a worker
-        stuck in a commit meanwhile still holds tasks another worker may own by now. The group
-        coordinator accepts transactional offsets sent with generation -1 and no member id from
-        anyone (docs/DESIGN.md, "Exactly once"), so such a worker must not send any."""
-        assert self.consumer is not None
-        metadata = self.consumer.consumer_group_metadata()
-        if self.generation is None or group.generation(metadata) != self.generation:
-            return None
-        return metadata
-
-    def _outdated(self, partitions: list[int]) -> None:
-        """Drop tasks folded past what was committed by a worker the group has moved on from:
-        they are built again from what was committed if the group gives them back."""
-        log.warning(
-            "tasks %s: the group moved on from this worker's generation (its session expired, "
-            "or a rebalance began) before their transaction was sent: nothing of it is written, "
-            "and they are built again from what was committed if they are assigned here",
-            sorted(partitions),
-        )
-        for p in partitions:
-            self.tasks.pop(p, None)
-        self.rebuild.update(partitions)
-        self.rebuild_at = time.monotonic() + 1
 
     # -- batches --
 
@@ -283,9 +255,9 @@ class Engine:
         """Send a transaction and leave it committing (`settle` waits for it)."""
         assert self.transactions is not None and self.consumer is not None
         folded = time.monotonic()
-        metadata = self._member()
+        metadata = fencing.member(self)
         if metadata is None:
-            self._outdated(partitions)
+            fencing.outdated(self, partitions)
             return
         try:
             self.transactions.send(out, self._offsets(partitions), metadata)
@@ -339,7 +311,7 @@ class Engine:
         self.rebuild.update(partitions)
         assert self.transactions is not None
         self.transactions.renew()
-        self._retrying("transactions", self.transactions.start, KafkaException)
+        fencing.register(self)
 
     def _committed(
         self, task: Task, ends: dict[tuple[str, int], int], done: float, inflight: Inflight
@@ -388,9 +360,9 @@ class Engine:
         assert self.topics is not None and self.transactions is not None
         assert self.consumer is not None
         self.settle()
-        metadata = self._member()
+        metadata = fencing.member(self)
         if metadata is None:
-            self._outdated([task.partition])
+            fencing.outdated(self, [task.partition])
             return False
         out = batch.journal(
             task, self.topics, [], self.metrics, durable=self.settings.durable_state, credit=credit
