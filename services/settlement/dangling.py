@@ -12,7 +12,7 @@ transaction, the worker asks each partition it writes which of its producer's tr
 open there. None can be legitimately: the registration has just ended them all. Each one found
 is aborted (KIP-664's WriteTxnMarkers, as `kafka-transactions.sh abort` does); the task is then
 built from what was committed, so an aborted part is written again by the fold.
-(docs/BROKER-FAULTS.md, "A single broker killed -9".)
+(docs/BROKER-FAULTS.md, "A single broker killed -9 or paused".)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 from services import reading
 from services.security.denied import AccessDenied, explain
@@ -52,9 +52,9 @@ def generation(metadata: bytes) -> int:
     return int(found)
 
 
-def topics(consumer: Consumer, s: Settings, timeout: float = 30) -> Topics:
+def topics(client: Consumer | Producer, s: Settings, timeout: float = 30) -> Topics:
     """The outputs' names, and a check that task p can write partition p of its own topics."""
-    metadata = consumer.list_topics(timeout=timeout)
+    metadata = client.list_topics(timeout=timeout)
     counts = {}
     for topic in (*s.inputs, *s.outputs, s.topic_state):
         found = metadata.topics.get(topic)

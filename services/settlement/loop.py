@@ -75,8 +75,7 @@ class Engine:
         self.rebuild_at = 0.0
         self.assignments = 0
         """Counts the rebalance callbacks run, to tell a batch read across one."""
-        self.dangling_unchecked = False
-        """Set when the principal may not look for transactions the brokers left open."""
+        self.dangling_unchecked = False  # the principal may not look for them (`fencing`)
         self.generation: int | None = None
         """The group generation whose assignment the tasks follow (None: between a revocation
         and the next assignment); a transaction is sent only in it (`fencing.member`)."""
@@ -182,14 +181,15 @@ class Engine:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.assignments += 1
         self.generation = group.generation(consumer.consumer_group_metadata())
-        self._partitions_again(consumer)
+        self._partitions_again()
         rebalance.assigned(self, consumer, partitions)
 
-    def _partitions_again(self, consumer: Consumer) -> None:
-        """Read the topics' partitions again: an input topic given more partitions (a migration,
-        docs/OPERATIONS.md) moves tables, and every worker must forward to the same ones."""
+    def _partitions_again(self) -> None:
+        """Read the topics' partitions again (more input partitions move tables, and every worker
+        must forward to the same ones), of the producer (docs/DESIGN.md, "Inside a callback")."""
+        assert self.transactions is not None
         try:
-            topics = group.topics(consumer, self.settings, timeout=5)
+            topics = group.topics(self.transactions.producer, self.settings, timeout=5)
         except (KafkaException, RuntimeError) as error:
             log.warning("topics' partitions not read again (%s); keeping the last known", error)
             return
