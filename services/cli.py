@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import sys
 from typing import Any
@@ -579,6 +580,14 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _fault_stacks() -> None:
+    """A crash in a C extension (librdkafka's clients) logs every thread's Python stack to
+    stderr; not when stderr is no file (the command called in-process, its output captured)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        if not faulthandler.is_enabled():
+            faulthandler.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `croupier` command; a refusal of the brokers, security settings that
     cannot work, or a setting that is not valid end it with code 2 and one line of what to do."""
@@ -589,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     from services.security.denied import AccessDenied
 
     args = parser().parse_args(argv)
-    faulthandler.enable()  # a crash in a C extension (librdkafka's clients) logs the Python stacks
+    _fault_stacks()
     try:
         code: int = args.run(args)
     except (AccessDenied, SecurityConfigError) as error:
