@@ -280,3 +280,4 @@ integrity_rounds: Final = Table(
     "waiting for its result (at and outcome null), or counted with its result's instant "
     "(microseconds, UTC) and final outcome (JSON); a cancelled or voided round has no row",
 )
+Index("integrity_rounds_table", integrity_rounds.c.table_id, integrity_rounds.c.at)
