@@ -1,0 +1,1 @@
+"""The `croupier` command's sub-commands, by who runs them (`services.cli` assembles them)."""
