@@ -9,7 +9,6 @@ and stopped at the end. CHAOS_CLUSTER_FULL=0 runs the reduced form (.ci/run).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ import pytest
 from tests.chaos.audit import FIGURES
 from tests.chaos.cluster import LOGS, SEED, say
 from tests.chaos_cluster.faults import FULL
-from tests.chaos_cluster.nodes import Nodes
+from tests.chaos_cluster.nodes import Nodes, cluster_script
 from tests.kafka import ROOT
 from tests.opt_in import not_asked
 
@@ -54,18 +53,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
 
 
-def _script(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run(
-        ["bash", str(ROOT / "deploy" / "kafka" / "cluster.sh"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"cluster.sh {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
-
-
 @pytest.fixture(scope="session")
 def nodes() -> Iterator[Nodes]:
     first = int(os.environ.get("CHAOS_CLUSTER_PORT", "29192"))
@@ -80,17 +67,19 @@ def nodes() -> Iterator[Nodes]:
     for old in LOGS.glob("*.log"):  # the previous run's worker logs; figures.txt is kept
         old.unlink()
     started = time.monotonic()
-    _script(env, "down", "--wipe")
+    cluster_script(env, "down", "--wipe")
     try:
-        _script(env, "up")
+        cluster_script(env, "up")
         cluster = Nodes(
-            bootstrap=",".join(f"127.0.0.1:{first + n}" for n in range(3)), env=env, script=_script
+            bootstrap=",".join(f"127.0.0.1:{first + n}" for n in range(3)),
+            env=env,
+            script=cluster_script,
         )
         cluster.warm()
         say(f"cluster up in {time.monotonic() - started:.1f} s (seed {SEED})")
         yield cluster
     finally:  # also when the start failed: no node is left running
-        _script(env, "down", "--wipe")
+        cluster_script(env, "down", "--wipe")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,0 +1,178 @@
+"""The soak's figures over the run: a table, a verdict on flatness, and a PNG (matplotlib, Agg).
+
+Flat: the mean of a figure in the last WINDOW seconds is at most 10% above its mean in the first
+WINDOW seconds after the warm-up (falling is flat too). PostgreSQL's tables are reported, not
+judged: the read side keeps every bet (no retention), so they grow with the bets.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.soak.faults import Outcome
+from tests.soak.watch import Sample
+
+FLAT = 1.10
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, kw_only=True)
+class Series:
+    name: str
+    unit: str
+    points: list[tuple[float, float]]
+    judged: bool = True
+    floor: float = 0.0
+    """An absolute difference below which the figure counts as flat (noise of small numbers)."""
+
+
+def series(
+    samples: Sequence[Sample], latencies: Sequence[tuple[float, float]], bucket: float
+) -> list[Series]:
+    def of(get: Callable[[Sample], float | None]) -> list[tuple[float, float]]:
+        return [(s.t, v) for s in samples if (v := get(s)) is not None]
+
+    def worker_max(s: Sample) -> float | None:
+        known = [r for r in s.workers_rss if r is not None]
+        return max(known) / MIB if known else None
+
+    def tables(s: Sample) -> float | None:
+        return None if s.tables_bytes is None else sum(s.tables_bytes.values()) / MIB
+
+    return [
+        Series(name="worker RSS (largest)", unit="MiB", points=of(worker_max), floor=8.0),
+        Series(
+            name="read side RSS (projectors + API)",
+            unit="MiB",
+            points=of(lambda s: None if s.readside_rss is None else s.readside_rss / MIB),
+            floor=8.0,
+        ),
+        Series(
+            name="state topic bytes",
+            unit="MiB",
+            points=of(lambda s: s.state_bytes / MIB),
+            floor=1.0,
+        ),
+        Series(name="PostgreSQL tables", unit="MiB", points=of(tables), judged=False),
+        Series(
+            name="consumer lag",
+            unit="messages",
+            points=of(lambda s: None if s.lag is None else float(s.lag)),
+            floor=1000.0,
+        ),
+        Series(name="settlement latency p99", unit="s", points=p99s(latencies, bucket), floor=0.5),
+    ]
+
+
+def p99s(latencies: Sequence[tuple[float, float]], bucket: float) -> list[tuple[float, float]]:
+    """The 99th percentile of the latencies of each `bucket` seconds, at the bucket's middle."""
+    by: dict[int, list[float]] = {}
+    for at, latency in latencies:
+        by.setdefault(int(at // bucket), []).append(latency)
+    return [
+        ((n + 0.5) * bucket, statistics.quantiles(v, n=100)[98] if len(v) > 1 else v[0])
+        for n, v in sorted(by.items())
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judged:
+    name: str
+    unit: str
+    first: float | None
+    last: float | None
+    peak: float | None
+    verdict: str
+
+
+def judge(all_series: list[Series], warmup: float, end: float, window: float) -> list[Judged]:
+    found = []
+    for s in all_series:
+        first = _mean(s.points, warmup, warmup + window)
+        last = _mean(s.points, end - window, end)
+        peak = max((v for _, v in s.points), default=None)
+        if first is None or last is None:
+            verdict = "no data"
+        elif not s.judged:
+            rate = (last - first) / max((end - warmup - window) / 60, 1e-9)
+            verdict = f"grows {rate:+.2f} {s.unit}/min (history kept)"
+        elif last <= first * FLAT or last - first <= s.floor:
+            verdict = "flat"
+        else:
+            verdict = f"GROWS {100 * (last / first - 1) if first else float('inf'):+.0f}%"
+        found.append(
+            Judged(name=s.name, unit=s.unit, first=first, last=last, peak=peak, verdict=verdict)
+        )
+    return found
+
+
+def _mean(points: list[tuple[float, float]], start: float, end: float) -> float | None:
+    inside = [v for t, v in points if start <= t <= end]
+    return statistics.fmean(inside) if inside else None
+
+
+def table(judged: list[Judged], outcomes: list[Outcome]) -> str:
+    def f(v: float | None) -> str:
+        return "-" if v is None else f"{v:10.2f}"
+
+    lines = [f"{'figure':<34} {'unit':<9} {'first':>10} {'last':>10} {'peak':>10}  verdict"]
+    for j in judged:
+        lines.append(f"{j.name:<34} {j.unit:<9} {f(j.first)} {f(j.last)} {f(j.peak)}  {j.verdict}")
+    lines.append("")
+    lines.append("faults:")
+    lines += [f"  {o.line()}" for o in outcomes]
+    return "\n".join(lines)
+
+
+def flat(judged: list[Judged]) -> bool:
+    return all(not j.verdict.startswith("GROWS") for j in judged)
+
+
+def plot(
+    all_series: list[Series],
+    outcomes: list[Outcome],
+    takeovers: list[tuple[float, float]],
+    path: Path,
+    title: str,
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(3, 3, figsize=(16, 11))
+    cells = list(axes.flat)
+    for ax, s in zip(cells, all_series, strict=False):
+        if s.points:
+            ax.plot([t / 60 for t, _ in s.points], [v for _, v in s.points], lw=1.2)
+        ax.set_title(s.name, fontsize=10)
+        ax.set_ylabel(s.unit)
+        ax.set_xlabel("minutes")
+        ax.set_ylim(bottom=0)
+        for o in outcomes:
+            ax.axvline(o.at / 60, color="red", alpha=0.25, lw=0.8)
+    ax = cells[len(all_series)]
+    if takeovers:
+        ax.scatter([t / 60 for t, _ in takeovers], [v for _, v in takeovers], color="black")
+    ax.set_title("takeover after a worker's kill -9", fontsize=10)
+    ax.set_ylabel("s")
+    ax.set_xlabel("minutes")
+    ax.set_ylim(bottom=0)
+    ax = cells[len(all_series) + 1]
+    recoveries = [(o.at / 60, o.recovery, o.kind) for o in outcomes]
+    for at, recovery, kind in recoveries:
+        ax.bar(at, recovery, width=0.3)
+        ax.annotate(kind, (at, recovery), fontsize=7, rotation=60)
+    ax.set_title("recovery after each fault (red lines)", fontsize=10)
+    ax.set_ylabel("s")
+    ax.set_xlabel("minutes")
+    for spare in cells[len(all_series) + 2 :]:
+        spare.axis("off")
+    figure.suptitle(title)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
