@@ -21,7 +21,7 @@ from tests.chaos.cluster import LOGS, SEED, say
 from tests.chaos_cluster.faults import FULL
 from tests.chaos_cluster.nodes import Nodes, cluster_script
 from tests.kafka import ROOT
-from tests.opt_in import not_asked
+from tests.opt_in import not_asked, tolerate_leaks
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,15 +42,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if out:
             config.hook.pytest_deselected(items=out)
             items[:] = [i for i in items if i not in out]
-    for item in items:
-        if HERE in Path(item.path).resolve().parents:
-            # As in tests/chaos: clients cut off by a killed broker leak sockets, transports and
-            # event loops that the garbage collector reports much later.
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed <socket:ResourceWarning"))
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning"))
-            item.add_marker(
-                pytest.mark.filterwarnings("ignore:unclosed event loop:ResourceWarning")
-            )
+    tolerate_leaks(HERE, items)
 
 
 @pytest.fixture(scope="session")

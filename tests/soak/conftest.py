@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.opt_in import not_asked
+from tests.opt_in import not_asked, tolerate_leaks
 
 HERE = Path(__file__).resolve().parent
 
@@ -20,11 +20,4 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in Path(item.path).resolve().parents:
-            # As in tests/chaos: clients cut off by a killed or paused broker leak sockets.
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed <socket:ResourceWarning"))
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning"))
-            item.add_marker(
-                pytest.mark.filterwarnings("ignore:unclosed event loop:ResourceWarning")
-            )
+    tolerate_leaks(HERE, items)

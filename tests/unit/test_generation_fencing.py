@@ -49,7 +49,9 @@ class Transactions:
     def send(self, messages: list[Any], offsets: list[Any], group_metadata: bytes) -> None:
         self.sent.append((len(messages), sorted({tp.partition for tp in offsets}), group_metadata))
 
-    def commit(self, messages: list[Any], offsets: list[Any], group_metadata: bytes) -> dict[tuple[str, int], int]:
+    def commit(
+        self, messages: list[Any], offsets: list[Any], group_metadata: bytes
+    ) -> dict[tuple[str, int], int]:
         self.send(messages, offsets, group_metadata)
         return {}
 
