@@ -27,6 +27,8 @@ class Series:
     judged: bool = True
     floor: float = 0.0
     """An absolute difference below which the figure counts as flat (noise of small numbers)."""
+    why: str = ""
+    """Why a figure is not judged."""
 
 
 def series(
@@ -56,7 +58,20 @@ def series(
             points=of(lambda s: s.state_bytes / MIB),
             floor=1.0,
         ),
-        Series(name="PostgreSQL tables", unit="MiB", points=of(tables), judged=False),
+        Series(
+            name="PostgreSQL tables",
+            unit="MiB",
+            points=of(tables),
+            judged=False,
+            why="the read side keeps every bet",
+        ),
+        Series(
+            name="node 3 log directory (tmpfs)",
+            unit="MiB",
+            points=of(lambda s: None if s.small_used is None else s.small_used / MIB),
+            judged=False,
+            why="a ballast fills it",
+        ),
         Series(
             name="consumer lag",
             unit="messages",
@@ -73,7 +88,10 @@ def p99s(latencies: Sequence[tuple[float, float]], bucket: float) -> list[tuple[
     for at, latency in latencies:
         by.setdefault(int(at // bucket), []).append(latency)
     return [
-        ((n + 0.5) * bucket, statistics.quantiles(v, n=100)[98] if len(v) > 1 else v[0])
+        (
+            (n + 0.5) * bucket,
+            statistics.quantiles(v, n=100, method="inclusive")[98] if len(v) > 1 else v[0],
+        )
         for n, v in sorted(by.items())
     ]
 
@@ -98,7 +116,7 @@ def judge(all_series: list[Series], warmup: float, end: float, window: float) ->
             verdict = "no data"
         elif not s.judged:
             rate = (last - first) / max((end - warmup - window) / 60, 1e-9)
-            verdict = f"grows {rate:+.2f} {s.unit}/min (history kept)"
+            verdict = f"{rate:+.2f} {s.unit}/min, not judged: {s.why}"
         elif last <= first * FLAT or last - first <= s.floor:
             verdict = "flat"
         else:

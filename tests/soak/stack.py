@@ -37,7 +37,7 @@ KAFKA_BASE = ROOT / ".data" / "kafka-soak"
 PG_BASE = ROOT / ".data" / "postgres-soak"
 SMALL_NODE = 3
 """The node whose log directory is a tmpfs of DISK_MIB, to be filled by the full-disk fault."""
-DISK_MIB = int(os.environ.get("SOAK_DISK_MIB", "64"))
+DISK_MIB = int(os.environ.get("SOAK_DISK_MIB", "256"))
 RETENTION_MS = int(os.environ.get("SOAK_RETENTION_MS", str(4 * 60 * 1000)))
 """Retention of the inputs and outputs: short, so that deletion happens within the run."""
 SEGMENT_MS = 60 * 1000

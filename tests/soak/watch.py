@@ -10,6 +10,7 @@ must have credited.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -38,6 +39,8 @@ class Sample:
     state_bytes: int
     tables_bytes: Mapping[str, int] | None
     lag: int | None
+    small_used: int | None = None
+    """Bytes used of the small node's tmpfs log directory."""
 
 
 def rss(pid: int | None) -> int | None:
@@ -49,6 +52,15 @@ def rss(pid: int | None) -> int | None:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return None
+
+
+def used(path: Path) -> int | None:
+    """Bytes used of the file system `path` is on."""
+    try:
+        found = os.statvfs(path)
+    except OSError:
+        return None
+    return (found.f_blocks - found.f_bfree) * found.f_frsize
 
 
 def topic_bytes(topic: str, node: int = 1) -> int:
@@ -116,6 +128,7 @@ class Sampler:
             state_bytes=topic_bytes(settings.topic_state),
             tables_bytes=table_sizes(stack.postgres.url),
             lag=lag,
+            small_used=used(stack.kafka.small),
         )
 
 
