@@ -25,6 +25,8 @@ from confluent_kafka import admin as kafka_admin
 
 from services.run import Child, free_port, spawn
 from services.settings import Settings
+from services.simulation.simulate import write_keys
+from services.simulation.simulator import EPOCH, Config
 from services.topics import plan
 from tests.chaos.cluster import Cluster
 from tests.chaos_cluster.nodes import Nodes, cluster_script
@@ -304,7 +306,7 @@ class Stack:
         self.simulator.start()
         say(f"running: workers, {PROJECTORS} projectors, API {self.api_url}, wallet, simulator")
 
-    def _simulate(self, *extra: str) -> list[str]:
+    def _simulate(self) -> list[str]:
         start = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         return [
             *(sys.executable, "-m", "services.cli", "simulate"),
@@ -314,19 +316,14 @@ class Stack:
             f"--seed={self.seed}",
             f"--start={start}",
             f"--sign={self.keys}",
-            *extra,
         ]
 
     def _sign(self) -> None:
-        """The tables' public keys (derived from the seed and the table) for the workers."""
-        subprocess.run(
-            self._simulate("--rounds=1", "--speed=0", f"--out={OUT / 'keys-run.jsonl'}"),
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-            timeout=300,
+        """The tables' public keys (derived from the seed and the table), for the workers."""
+        config = Config(
+            tables=TABLES, players=PLAYERS, rounds=0, seed=self.seed, start=EPOCH, signed=True
         )
-        (OUT / "keys-run.jsonl").unlink()
+        write_keys(self.keys, config)
 
     def services(self) -> list[Service]:
         return [s for s in (*self.projectors, self.api, self.wallet, self.simulator) if s]
