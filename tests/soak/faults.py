@@ -21,6 +21,7 @@ from pathlib import Path
 
 from services.audit.reader import committed_lag
 from tests.soak.stack import OUT, SMALL_NODE, Stack, say
+from tests.soak.watch import SAMPLE, Sample
 
 KINDS = (
     "worker",
@@ -83,6 +84,8 @@ class Outcome:
     recovery: float = 0.0
     lag_before: int = 0
     peak_lag: int = 0
+    worst: float = 0.0
+    """The longest settlement latency (a result to its settlements readable) while it lasted."""
     note: str = ""
     logged: Counter[str] = field(default_factory=Counter)
 
@@ -92,6 +95,7 @@ class Outcome:
         return (
             f"{self.at:7.0f} s {self.kind:<12} target {self.target} outage {self.outage:5.1f} s"
             f"{takeover} recovery {self.recovery:6.1f} s lag {self.lag_before}->{self.peak_lag}"
+            f" worst settlement {self.worst:5.1f} s"
             f"{' ' + self.note if self.note else ''}{' | ' + top if top else ''}"
         )
 
@@ -146,7 +150,7 @@ class Logs:
             with open(path, "rb") as log:
                 log.seek(self.sizes.get(path, 0))
                 for raw in log.read().decode(errors="replace").splitlines():
-                    if self.WORDS.search(raw):
+                    if self.WORDS.search(raw) and "events sent;" not in raw:
                         found[f"{_owner(path)}: {_shape(raw)}"] += 1
         return found
 
@@ -160,15 +164,23 @@ def _shape(line: str) -> str:
     count together."""
     line = re.sub(r"^\[[^\]]*\]\s*|^\S+ \S+ ", "", line)
     line = re.sub(r"0x[0-9a-f]+|\d+", "N", line)
-    return line[:140]
+    return line[:160]
 
 
 class Faults:
     """Does the planned faults to the stack and keeps their outcomes."""
 
-    def __init__(self, stack: Stack, started: float) -> None:
+    def __init__(
+        self,
+        stack: Stack,
+        started: float,
+        samples: list[Sample],
+        latencies: list[tuple[float, float]],
+    ) -> None:
         self.stack = stack
         self.started = started
+        self.samples = samples
+        self.latencies = latencies
         self.firewall = Firewall()
         self.logs = Logs()
         self.outcomes: list[Outcome] = []
@@ -202,6 +214,7 @@ class Faults:
         outcome.outage = time.monotonic() - began
         self._recover(outcome)
         outcome.logged = self.logs.since()
+        self._during(outcome)
         self.outcomes.append(outcome)
         say(outcome.line())
         return outcome
@@ -226,14 +239,14 @@ class Faults:
             time.sleep(1.0)
         raise TimeoutError(f"{outcome.kind}: lag not back under {enough} in {RECOVERED:.0f} s")
 
-    def _watch_lag(self, outcome: Outcome, seconds: float) -> None:
-        """Sleep through an outage, noting the lag meanwhile."""
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            lag = self.lag()
-            if lag is not None:
-                outcome.peak_lag = max(outcome.peak_lag, lag)
-            time.sleep(max(0.0, min(2.0, end - time.monotonic())))
+    def _during(self, outcome: Outcome) -> None:
+        """The sampled lag at its worst and the longest settlement latency from the fault's
+        start to its recovery (and one sample's time after, for the lag)."""
+        end = outcome.at + outcome.recovery + SAMPLE
+        lags = [s.lag for s in list(self.samples) if outcome.at <= s.t <= end and s.lag]
+        outcome.peak_lag = max([outcome.peak_lag, *lags])
+        worst = [v for t, v in list(self.latencies) if outcome.at <= t <= end]
+        outcome.worst = max(worst, default=0.0)
 
     def _worker(self, target: int, outcome: Outcome) -> None:
         workers = self.stack.workers
@@ -255,7 +268,7 @@ class Faults:
         nodes = self.stack.kafka.nodes
         killed = time.monotonic()
         nodes.kill9(target)
-        self._watch_lag(outcome, 5.0)
+        time.sleep(5.0)
         nodes.start(target)
         outcome.takeover = time.monotonic() - killed
 
@@ -264,7 +277,7 @@ class Faults:
         assert pid is not None, f"node {target} is not running"
         os.kill(pid, signal.SIGSTOP)
         try:
-            self._watch_lag(outcome, OUTAGE)
+            time.sleep(OUTAGE)
         finally:
             os.kill(pid, signal.SIGCONT)
 
@@ -274,7 +287,7 @@ class Faults:
     def _partition(self, target: int, outcome: Outcome) -> None:
         try:
             self.firewall.cut(self.stack.kafka.ports(target))
-            self._watch_lag(outcome, OUTAGE)
+            time.sleep(OUTAGE)
         finally:
             self.firewall.clear()
 
@@ -292,10 +305,7 @@ class Faults:
                     out.flush()
             end = time.monotonic() + 120
             while kafka.pid(target) == pid and pid is not None and time.monotonic() < end:
-                lag = self.lag()
-                if lag is not None:
-                    outcome.peak_lag = max(outcome.peak_lag, lag)
-                time.sleep(1.0)
+                time.sleep(0.5)
             stopped = kafka.pid(target) is None
             outcome.note = (
                 f"node stopped after {time.monotonic() - end + 120:.0f} s"

@@ -32,8 +32,14 @@ class Series:
 
 
 def series(
-    samples: Sequence[Sample], latencies: Sequence[tuple[float, float]], bucket: float
+    samples: Sequence[Sample],
+    latencies: Sequence[tuple[float, float]],
+    bucket: float,
+    settled: bool = True,
 ) -> list[Series]:
+    """The figures of the run; `settled`: long enough for the state topic to be compacted
+    (its segments close every 10 minutes, services/topics.py), so that it is judged."""
+
     def of(get: Callable[[Sample], float | None]) -> list[tuple[float, float]]:
         return [(s.t, v) for s in samples if (v := get(s)) is not None]
 
@@ -57,6 +63,8 @@ def series(
             unit="MiB",
             points=of(lambda s: s.state_bytes / MIB),
             floor=1.0,
+            judged=settled,
+            why="its segments close every 10 minutes: a run under 20 fills it, no compaction yet",
         ),
         Series(
             name="PostgreSQL tables",
@@ -163,6 +171,9 @@ def plot(
 
     figure, axes = plt.subplots(3, 3, figsize=(16, 11))
     cells = list(axes.flat)
+    end = max([t for x in all_series for t, _ in x.points] + [60.0]) / 60
+    for ax in cells:
+        ax.set_xlim(0, end * 1.02)
     for ax, s in zip(cells, all_series, strict=False):
         if s.points:
             ax.plot([t / 60 for t, _ in s.points], [v for _, v in s.points], lw=1.2)
