@@ -141,6 +141,32 @@ class Postgres:
         self.pg_ctl("restart", "-m", "fast", "-w", "-t", "120", "-l", str(log))
 
 
+RESERVED = Path("/proc/sys/net/ipv4/ip_local_reserved_ports")
+
+
+class Reserved:
+    """The soak's ports kept out of the kernel's ephemeral range (32768-60999 here, which holds
+    39192-39197 and 55632): else a client's outgoing connection may take one of them, and a node
+    restarted by a fault fails to bind it ("Address already in use"). What was reserved before
+    is restored."""
+
+    def __init__(self, ports: list[int]) -> None:
+        self.ports = ports
+        self.before: str | None = None
+
+    def __enter__(self) -> Reserved:
+        with contextlib.suppress(OSError):
+            self.before = RESERVED.read_text().strip()
+            ours = ",".join(str(p) for p in self.ports)
+            RESERVED.write_text(f"{self.before},{ours}" if self.before else ours)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.before is not None:
+            with contextlib.suppress(OSError):
+                RESERVED.write_text(self.before or "\n")
+
+
 class Kafka:
     """The soak's three nodes, node SMALL_NODE's log directory on a tmpfs of DISK_MIB."""
 
@@ -187,7 +213,16 @@ class Kafka:
             check=True,
             timeout=60,
         )
-        cluster_script(self.env, "up")
+        for attempt in range(3):
+            try:
+                cluster_script(self.env, "up")
+                break
+            except RuntimeError as error:  # a port still held by an earlier client's socket
+                if attempt == 2 or "Address already in use" not in str(error):
+                    raise
+                say("a node's port was in use; starting the cluster again")
+                cluster_script(self.env, "down")
+                time.sleep(5)
         self.nodes.warm()
 
     def down(self) -> None:
@@ -247,6 +282,7 @@ class Stack:
     api_url: str = ""
     wallet: Service | None = None
     simulator: Service | None = None
+    reserved: Reserved = field(default_factory=lambda: Reserved([*range(PORT, PORT + 6), PG_PORT]))
 
     @property
     def keys(self) -> Path:
@@ -264,6 +300,7 @@ class Stack:
         OUT.mkdir(parents=True, exist_ok=True)
         for old in [*OUT.glob("*.log"), *OUT.glob("*.sqlite*")]:
             old.unlink()
+        self.reserved.__enter__()
         say(f"starting the cluster on 127.0.0.1:{PORT}-{PORT + 5} ({DISK_MIB} MiB on node 3)")
         self.kafka.up()
         say(f"starting PostgreSQL on 127.0.0.1:{PG_PORT}")
@@ -340,4 +377,4 @@ class Stack:
             self.kafka.down()
         finally:
             self.postgres.down()
-        time.sleep(0.1)
+            self.reserved.__exit__()
