@@ -213,8 +213,9 @@ class Tape:
                 self._latency(now, result)
 
     def _latency(self, seen: float, decided: float) -> None:
-        """(seconds into the run, seconds from the result to its settlement read)"""
-        into = seen - (time.time() - time.monotonic()) - self.started
+        """(seconds into the run of the round's result, seconds from it to its settlement read):
+        by the result's time, so that a settlement held up by a fault counts where it began."""
+        into = decided - (time.time() - time.monotonic()) - self.started
         self.latencies.append((into, seen - decided))
 
     def stop(self) -> None:
