@@ -29,16 +29,22 @@ class Series:
     """An absolute difference below which the figure counts as flat (noise of small numbers)."""
     why: str = ""
     """Why a figure is not judged."""
+    after: float = 0.0
+    """Seconds into the run from which the figure can be steady: its first window starts there
+    (at the warm-up's end at the earliest)."""
 
 
 def series(
     samples: Sequence[Sample],
     latencies: Sequence[tuple[float, float]],
     bucket: float,
-    settled: bool = True,
+    full: float = 0.0,
 ) -> list[Series]:
-    """The figures of the run; `settled`: long enough for the state topic to be compacted
-    (its segments close every 10 minutes, services/topics.py), so that it is judged."""
+    """The figures of the run; `full`: seconds into the run when the fold's state is full (its
+    horizon of decided rounds a table reached), from which the workers' memory can be steady,
+    and the state topic's bytes 10 minutes later (its segments close every 10 minutes,
+    services/topics.py, before they are compacted)."""
+    filling = "the fold's state grows until its horizon of decided rounds a table is full"
 
     def of(get: Callable[[Sample], float | None]) -> list[tuple[float, float]]:
         return [(s.t, v) for s in samples if (v := get(s)) is not None]
@@ -51,7 +57,14 @@ def series(
         return None if s.tables_bytes is None else sum(s.tables_bytes.values()) / MIB
 
     return [
-        Series(name="worker RSS (largest)", unit="MiB", points=of(worker_max), floor=8.0),
+        Series(
+            name="worker RSS (largest)",
+            unit="MiB",
+            points=of(worker_max),
+            floor=8.0,
+            after=full,
+            why=filling,
+        ),
         Series(
             name="read side RSS (projectors + API)",
             unit="MiB",
@@ -63,8 +76,8 @@ def series(
             unit="MiB",
             points=of(lambda s: s.state_bytes / MIB),
             floor=1.0,
-            judged=settled,
-            why="its segments close every 10 minutes: a run under 20 fills it, no compaction yet",
+            after=full + 600,
+            why=f"{filling}, and its segments are compacted 10 minutes later",
         ),
         Series(
             name="PostgreSQL tables",
@@ -114,16 +127,26 @@ class Judged:
     verdict: str
 
 
+SHORTEST = 120.0
+"""Seconds a window must last at least for a figure to be judged."""
+
+
 def judge(all_series: list[Series], warmup: float, end: float, window: float) -> list[Judged]:
+    """Each figure's first window after the warm-up (or after it can be steady) against its last,
+    each of `window` seconds at most and half of what is left at least."""
     found = []
     for s in all_series:
-        first = _mean(s.points, warmup, warmup + window)
-        last = _mean(s.points, end - window, end)
+        start = max(warmup, s.after)
+        width = min(window, (end - start) / 2)
+        first = _mean(s.points, start, start + width)
+        last = _mean(s.points, end - width, end)
         peak = max((v for _, v in s.points), default=None)
-        if first is None or last is None:
-            verdict = "no data"
+        if first is None or last is None or width < SHORTEST:
+            rate = _rate(s.points, warmup, end)
+            verdict = "no data" if rate is None else f"{rate:+.2f} {s.unit}/min, not judged: "
+            verdict += f"steady only after {start / 60:.0f} min ({s.why})" if s.judged else s.why
         elif not s.judged:
-            rate = (last - first) / max((end - warmup - window) / 60, 1e-9)
+            rate = (last - first) / max((end - start - width) / 60, 1e-9)
             verdict = f"{rate:+.2f} {s.unit}/min, not judged: {s.why}"
         elif last <= first * FLAT or last - first <= s.floor:
             verdict = "flat"
@@ -133,6 +156,14 @@ def judge(all_series: list[Series], warmup: float, end: float, window: float) ->
             Judged(name=s.name, unit=s.unit, first=first, last=last, peak=peak, verdict=verdict)
         )
     return found
+
+
+def _rate(points: list[tuple[float, float]], start: float, end: float) -> float | None:
+    """Change a minute from `start` to `end`, from the points nearest each."""
+    inside = [(t, v) for t, v in points if start <= t <= end]
+    if len(inside) < 2 or inside[-1][0] == inside[0][0]:
+        return None
+    return (inside[-1][1] - inside[0][1]) / ((inside[-1][0] - inside[0][0]) / 60)
 
 
 def _mean(points: list[tuple[float, float]], start: float, end: float) -> float | None:

@@ -39,7 +39,7 @@ KAFKA_BASE = ROOT / ".data" / "kafka-soak"
 PG_BASE = ROOT / ".data" / "postgres-soak"
 SMALL_NODE = 3
 """The node whose log directory is a tmpfs of DISK_MIB, to be filled by the full-disk fault."""
-DISK_MIB = int(os.environ.get("SOAK_DISK_MIB", "256"))
+DISK_MIB = int(os.environ.get("SOAK_DISK_MIB", "512"))
 RETENTION_MS = int(os.environ.get("SOAK_RETENTION_MS", str(4 * 60 * 1000)))
 """Retention of the inputs and outputs: short, so that deletion happens within the run."""
 SEGMENT_MS = 60 * 1000
@@ -49,6 +49,9 @@ TABLES = 50
 PLAYERS = 800
 SPEED = 6.0
 """Rounds a minute a table: 50 tables of 800 players bet some 5,000 bets a minute."""
+FULL = Settings.model_fields["horizon"].default / SPEED * 60 + 120
+"""Seconds into the run when the fold's state is full: its horizon of decided rounds a table
+(200) reached at SPEED rounds a minute (33 minutes), and two minutes more."""
 WORKERS = 3
 PROJECTORS = 2
 

@@ -15,10 +15,12 @@ import signal
 import time
 from types import FrameType
 
+import msgspec
+
 from tests.soak.checks import Checked, check
 from tests.soak.faults import KINDS, Faults, Firewall, Outcome, Planned, schedule
 from tests.soak.report import flat, judge, plot, series, table
-from tests.soak.stack import OUT, Stack, say
+from tests.soak.stack import FULL, OUT, Stack, say
 from tests.soak.watch import Sampler, Tape
 
 MINUTES = float(os.environ.get("SOAK_MINUTES", "60"))
@@ -93,16 +95,17 @@ def test_a_floor_under_faults_stays_exact_and_flat() -> None:
 
 def _report(sampler: Sampler, tape: Tape, faults: Faults, end: float) -> str:
     """Print and save the figures, plot them; the verdict and the table."""
-    window = min(600.0, (end - WARMUP) / 2)
     bucket = 300.0 if end >= 1800 else 60.0
-    everything = series(sampler.samples, tape.latencies, bucket, settled=end >= 1200)
-    judged = judge(everything, WARMUP, end, window)
+    everything = series(sampler.samples, tape.latencies, bucket, full=FULL)
+    judged = judge(everything, WARMUP, end, window=600.0)
     verdict = "FLAT" if flat(judged) else "NOT FLAT"
     text = table(judged, faults.outcomes)
     title = (
         f"soak seed {SEED}: {end / 60:.1f} min, {len(faults.outcomes)} faults; first vs last "
-        f"{window / 60:.1f} min after a {WARMUP / 60:.1f} min warm-up: {verdict}"
+        f"10 min at most of each figure's steady part (from {WARMUP / 60:.0f} min): {verdict}"
     )
+    raw = {"samples": sampler.samples, "latencies": tape.latencies, "end": end}
+    (OUT / f"soak-{SEED}.json").write_bytes(msgspec.json.encode(raw))
     png = OUT / f"soak-{SEED}.png"
     plot(everything, faults.outcomes, faults.takeovers, png, title)
     with open(OUT / f"soak-{SEED}.txt", "w") as out:

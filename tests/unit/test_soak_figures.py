@@ -92,3 +92,14 @@ def test_p99_is_taken_per_bucket() -> None:
     assert (at0, at1) == (30.0, 90.0)
     assert 0.1 < first <= 9.0  # the one slow settlement of 60 lifts the 99th percentile
     assert second == pytest.approx(0.2)
+
+
+def test_a_figure_is_judged_only_from_when_it_can_be_steady() -> None:
+    rising_then_flat = [10, 20, 30, 40, 50, 50, 51, 50, 50, 51, 50]
+    steady = _series(rising_then_flat, after=240.0, why="filling")
+    [judged] = judge([steady], warmup=60, end=600, window=600)
+    assert judged.first == pytest.approx(50.25)  # 240 s to 420 s
+    assert judged.verdict == "flat"
+    [early] = judge([_series(rising_then_flat, after=540.0, why="filling")], 60, 600, 600)
+    # from 20 MiB at 60 s to 50 at 600 s; from 540 s, too short a steady part to judge
+    assert early.verdict == "+3.33 MiB/min, not judged: steady only after 9 min (filling)"
