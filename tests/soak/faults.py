@@ -38,6 +38,8 @@ OUTAGE = 20.0
 """Seconds a broker stays paused or cut off: past its session (4 s) and the clients' (10 s)."""
 RECOVERED = 300.0
 """Seconds a fault may take to be recovered from before the soak fails."""
+CAUGHT = 30.0
+"""Seconds before a fault in which a round decided may have its settlement held up by it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -239,13 +241,25 @@ class Faults:
             time.sleep(1.0)
         raise TimeoutError(f"{outcome.kind}: lag not back under {enough} in {RECOVERED:.0f} s")
 
+    def recount(self) -> None:
+        """Each fault's worst lag and latency again, at the end: a settlement held up by a fault
+        may have been read only after its recovery was declared."""
+        for outcome in self.outcomes:
+            self._during(outcome)
+
+    def spans(self) -> list[tuple[float, float]]:
+        """From CAUGHT seconds before each fault to a sample's time after its recovery."""
+        return [(o.at - CAUGHT, o.at + o.recovery + SAMPLE) for o in self.outcomes]
+
     def _during(self, outcome: Outcome) -> None:
-        """The sampled lag at its worst and the longest settlement latency from the fault's
-        start to its recovery (and one sample's time after, for the lag)."""
+        """The sampled lag at its worst, from the fault's start to a sample's time after its
+        recovery, and the longest settlement latency of a round decided then or in the CAUGHT
+        seconds before it."""
         end = outcome.at + outcome.recovery + SAMPLE
         lags = [s.lag for s in list(self.samples) if outcome.at <= s.t <= end and s.lag]
         outcome.peak_lag = max([outcome.peak_lag, *lags])
-        worst = [v for t, v in list(self.latencies) if outcome.at <= t <= end]
+        since = outcome.at - CAUGHT
+        worst = [v for t, v in list(self.latencies) if since <= t <= end]
         outcome.worst = max(worst, default=0.0)
 
     def _worker(self, target: int, outcome: Outcome) -> None:

@@ -39,6 +39,7 @@ def series(
     latencies: Sequence[tuple[float, float]],
     bucket: float,
     full: float = 0.0,
+    faults: Sequence[tuple[float, float]] = (),
 ) -> list[Series]:
     """The figures of the run; `full`: seconds into the run when the fold's state is full (its
     horizon of decided rounds a table reached), from which the workers' memory can be steady,
@@ -99,8 +100,25 @@ def series(
             points=of(lambda s: None if s.lag is None else float(s.lag)),
             floor=1000.0,
         ),
-        Series(name="settlement latency p99", unit="s", points=p99s(latencies, bucket), floor=0.5),
+        Series(
+            name="settlement latency p99, outside faults",
+            unit="s",
+            points=p99s([x for x in latencies if not _inside(x[0], faults)], bucket),
+            floor=0.5,
+            why="the faults leave too little time between them",
+        ),
+        Series(
+            name="settlement latency p99",
+            unit="s",
+            points=p99s(latencies, bucket),
+            judged=False,
+            why="the faults' stalls",
+        ),
     ]
+
+
+def _inside(at: float, spans: Sequence[tuple[float, float]]) -> bool:
+    return any(start <= at <= end for start, end in spans)
 
 
 def p99s(latencies: Sequence[tuple[float, float]], bucket: float) -> list[tuple[float, float]]:
@@ -143,8 +161,11 @@ def judge(all_series: list[Series], warmup: float, end: float, window: float) ->
         peak = max((v for _, v in s.points), default=None)
         if first is None or last is None or width < SHORTEST:
             rate = _rate(s.points, warmup, end)
-            verdict = "no data" if rate is None else f"{rate:+.2f} {s.unit}/min, not judged: "
-            verdict += f"steady only after {start / 60:.0f} min ({s.why})" if s.judged else s.why
+            head = "too few points" if rate is None else f"{rate:+.2f} {s.unit}/min"
+            why = s.why or "too short a run"
+            if s.judged and s.after > warmup:
+                why = f"steady only after {start / 60:.0f} min ({why})"
+            verdict = f"{head}, not judged: {why}"
         elif not s.judged:
             rate = (last - first) / max((end - start - width) / 60, 1e-9)
             verdict = f"{rate:+.2f} {s.unit}/min, not judged: {s.why}"
@@ -200,7 +221,7 @@ def plot(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(3, 3, figsize=(16, 11))
+    figure, axes = plt.subplots(3, 4, figsize=(20, 11))
     cells = list(axes.flat)
     end = max([t for x in all_series for t, _ in x.points] + [60.0]) / 60
     for ax in cells:

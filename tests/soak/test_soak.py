@@ -96,7 +96,8 @@ def test_a_floor_under_faults_stays_exact_and_flat() -> None:
 def _report(sampler: Sampler, tape: Tape, faults: Faults, end: float) -> str:
     """Print and save the figures, plot them; the verdict and the table."""
     bucket = 300.0 if end >= 1800 else 60.0
-    everything = series(sampler.samples, tape.latencies, bucket, full=FULL)
+    faults.recount()
+    everything = series(sampler.samples, tape.latencies, bucket, FULL, faults.spans())
     judged = judge(everything, WARMUP, end, window=600.0)
     verdict = "FLAT" if flat(judged) else "NOT FLAT"
     text = table(judged, faults.outcomes)
