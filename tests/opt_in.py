@@ -16,3 +16,18 @@ def not_asked(here: Path, collection_path: Path, config: pytest.Config) -> bool 
     if collection_path.resolve() != here and not wanted:
         return True
     return None
+
+
+def tolerate_leaks(here: Path, items: list[pytest.Item]) -> None:
+    """For a fault suite's `pytest_collection_modifyitems`: its tests ignore the ResourceWarnings
+    of clients cut off by a killed or paused broker. kafka-python 3.0.12 does not close the
+    socket of a refused connection (kafka/net/inet.py, sock_connect raises and drops it); while a
+    broker is down that happens many times, and the garbage collector finds them much later.
+    Transports and event loops of clients cut off by a killed broker leak the same way."""
+    for item in items:
+        if here in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed <socket:ResourceWarning"))
+            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning"))
+            item.add_marker(
+                pytest.mark.filterwarnings("ignore:unclosed event loop:ResourceWarning")
+            )

@@ -87,10 +87,11 @@ class Cluster:
     kills: int = 0
     spawned: int = 0
     retired: list[Worker] = field(default_factory=list)
+    logs: Path = LOGS
 
     def spawn(self, instance: str | None = None) -> Worker:
         """Start a worker; with `instance`, a static group member of that id."""
-        LOGS.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(parents=True, exist_ok=True)
         port = free_port("127.0.0.1")
         name = f"{self.name}-{self.spawned}"
         self.spawned += 1
@@ -101,7 +102,7 @@ class Cluster:
         }
         if instance is not None:
             env["CROUPIER_INSTANCE_ID"] = instance
-        log = LOGS / f"{self.settings.group_id}-{name}.log"
+        log = self.logs / f"{self.settings.group_id}-{name}.log"
         with open(log, "wb") as out:
             process = subprocess.Popen(
                 [sys.executable, "-m", "services.cli", "worker", "--loglevel", "info"],

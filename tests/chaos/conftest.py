@@ -25,7 +25,7 @@ from services.settings import Settings
 from tests.chaos.audit import FIGURES
 from tests.chaos.cluster import LOGS, SEED, say
 from tests.kafka import ROOT
-from tests.opt_in import not_asked
+from tests.opt_in import not_asked, tolerate_leaks
 
 HERE = Path(__file__).resolve().parent
 
@@ -35,17 +35,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in Path(item.path).resolve().parents:
-            # kafka-python 3.0.12 does not close the socket of a refused connection
-            # (kafka/net/inet.py, sock_connect raises and drops it); while the suite's broker is
-            # down that happens many times, and the garbage collector finds them much later.
-            # Transports and event loops of clients cut off by a killed broker leak the same way.
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed <socket:ResourceWarning"))
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning"))
-            item.add_marker(
-                pytest.mark.filterwarnings("ignore:unclosed event loop:ResourceWarning")
-            )
+    tolerate_leaks(HERE, items)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,7 +9,6 @@ and stopped at the end. CHAOS_CLUSTER_FULL=0 runs the reduced form (.ci/run).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,9 +19,9 @@ import pytest
 from tests.chaos.audit import FIGURES
 from tests.chaos.cluster import LOGS, SEED, say
 from tests.chaos_cluster.faults import FULL
-from tests.chaos_cluster.nodes import Nodes
+from tests.chaos_cluster.nodes import Nodes, cluster_script
 from tests.kafka import ROOT
-from tests.opt_in import not_asked
+from tests.opt_in import not_asked, tolerate_leaks
 
 HERE = Path(__file__).resolve().parent
 
@@ -43,27 +42,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if out:
             config.hook.pytest_deselected(items=out)
             items[:] = [i for i in items if i not in out]
-    for item in items:
-        if HERE in Path(item.path).resolve().parents:
-            # As in tests/chaos: clients cut off by a killed broker leak sockets, transports and
-            # event loops that the garbage collector reports much later.
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed <socket:ResourceWarning"))
-            item.add_marker(pytest.mark.filterwarnings("ignore:unclosed transport:ResourceWarning"))
-            item.add_marker(
-                pytest.mark.filterwarnings("ignore:unclosed event loop:ResourceWarning")
-            )
-
-
-def _script(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run(
-        ["bash", str(ROOT / "deploy" / "kafka" / "cluster.sh"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"cluster.sh {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    tolerate_leaks(HERE, items)
 
 
 @pytest.fixture(scope="session")
@@ -80,17 +59,19 @@ def nodes() -> Iterator[Nodes]:
     for old in LOGS.glob("*.log"):  # the previous run's worker logs; figures.txt is kept
         old.unlink()
     started = time.monotonic()
-    _script(env, "down", "--wipe")
+    cluster_script(env, "down", "--wipe")
     try:
-        _script(env, "up")
+        cluster_script(env, "up")
         cluster = Nodes(
-            bootstrap=",".join(f"127.0.0.1:{first + n}" for n in range(3)), env=env, script=_script
+            bootstrap=",".join(f"127.0.0.1:{first + n}" for n in range(3)),
+            env=env,
+            script=cluster_script,
         )
         cluster.warm()
         say(f"cluster up in {time.monotonic() - started:.1f} s (seed {SEED})")
         yield cluster
     finally:  # also when the start failed: no node is left running
-        _script(env, "down", "--wipe")
+        cluster_script(env, "down", "--wipe")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

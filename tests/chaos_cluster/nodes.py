@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,9 +18,23 @@ from kafka.errors import KafkaError  # type: ignore[import-untyped]
 from services.audit.reader import committed_lag
 from services.settings import Settings
 from tests.chaos.cluster import say
+from tests.kafka import ROOT
 
 NODES = (1, 2, 3)
 INTERNAL = ["__consumer_offsets", "__transaction_state"]
+
+
+def cluster_script(env: dict[str, str], *args: str) -> None:
+    """deploy/kafka/cluster.sh with `env` (its KAFKA_CLUSTER_BASE and KAFKA_CLUSTER_PORT)."""
+    done = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "kafka" / "cluster.sh"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"cluster.sh {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
 
 
 @dataclass(kw_only=True)
