@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 .PHONY: help install run replay-sample archive test test-unit check lint types schemas reference bench \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
-        test-security test-examples cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc soak soak-ci \
+        test-security test-examples cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc soak soak-ci soak-tools \
         image test-image
 
 help: ## list the targets
@@ -169,8 +169,11 @@ chaos-cluster: $(STAMP) ## broker faults on a three-node cluster of its own (rep
 chaos-cluster-ci: $(STAMP) ## the reduced broker-fault suite .ci/run runs (CHAOS_CLUSTER_FULL=0)
 	CHAOS_CLUSTER_FULL=0 $(BIN)/pytest -q tests/chaos_cluster
 
-soak: $(STAMP) ## a floor (50 tables, ~5,000 bets/min) under seeded faults on a cluster and PostgreSQL of its own, checked exact and flat (SOAK_MINUTES=60, SOAK_SEED; root: tmpfs, iptables)
+soak-tools: ## install iptables from Debian for the soak's network partition (idempotent, needs root)
+	bash deploy/soak-tools.sh
+
+soak: $(STAMP) soak-tools ## a floor (50 tables, ~5,000 bets/min) under seeded faults on a cluster and PostgreSQL of its own, checked exact and flat (SOAK_MINUTES=60, SOAK_SEED; root: tmpfs, iptables)
 	SOAK_MINUTES=$(or $(SOAK_MINUTES),60) $(BIN)/pytest -q -s tests/soak
 
-soak-ci: $(STAMP) ## the 5-minute soak: every fault but the full disk
+soak-ci: $(STAMP) soak-tools ## the 5-minute soak: every fault but the full disk
 	SOAK_MINUTES=5 SOAK_FAULTS=worker,projector,broker-kill,broker-pause,postgres,partition $(BIN)/pytest -q -s tests/soak
