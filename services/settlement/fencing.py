@@ -6,7 +6,6 @@ registration of its transactional id (docs/DESIGN.md, "Fencing zombies").
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException
@@ -44,10 +43,7 @@ def outdated(engine: Engine, partitions: list[int]) -> None:
         "are built again from what was committed if they are assigned here",
         sorted(partitions),
     )
-    for p in partitions:
-        engine.tasks.pop(p, None)
-    engine.rebuild.update(partitions)
-    engine.rebuild_at = time.monotonic() + 1
+    engine.drop(partitions, wait=1.0)
 
 
 def register(engine: Engine) -> None:
@@ -56,26 +52,21 @@ def register(engine: Engine) -> None:
     brokers do not answer."""
     assert engine.transactions is not None
     engine.retrying("transactions", engine.transactions.start, KafkaException)
-    if engine.dangling_unchecked:
-        return
+    if not engine.dangling_unchecked:
+        engine.retrying("open transactions", lambda: _close_dangling(engine), dangling.errors())
+
+
+def _close_dangling(engine: Engine) -> None:
     s = engine.settings
     written = (*s.outputs, s.topic_state, *s.inputs)
-    while True:
-        try:
-            dangling.close_dangling(s, engine.transactional_id, written)
-            return
-        except dangling.AuthorizationError as error:
-            engine.dangling_unchecked = True
-            log.warning(
-                "cannot look for transactions the brokers left open (%s): the principal needs "
-                "Read on the topics it writes and Alter on the cluster; without them, run "
-                "kafka-transactions.sh find-hanging after a broker restarts "
-                "(docs/BROKER-FAULTS.md)",
-                error,
-            )
-            return
-        except dangling.errors() as error:
-            if engine.stopping.is_set():
-                raise
-            log.warning("open transactions: brokers not answering (%r); retrying in 1 s", error)
-            time.sleep(1)
+    try:
+        dangling.close_dangling(s, engine.transactional_id, written)
+    except dangling.AuthorizationError as error:
+        engine.dangling_unchecked = True
+        log.warning(
+            "cannot look for transactions the brokers left open (%s): the principal needs "
+            "Read on the topics it writes and Alter on the cluster; without them, run "
+            "kafka-transactions.sh find-hanging after a broker restarts "
+            "(docs/BROKER-FAULTS.md)",
+            error,
+        )

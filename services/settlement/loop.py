@@ -146,9 +146,9 @@ class Engine:
                         idle_work.rewrite(self)
                         idle_work.past_markers(self)
                 if self.rebuild and time.monotonic() >= self.rebuild_at:
-                    self._rebuild()
+                    rebalance.rebuild_dropped(self, self.consumer)
                 if self.blocked and time.monotonic() - self.blocked_at > BLOCKED_RETRY:
-                    self._retry_blocked()
+                    rebalance.retry_blocked(self, self.consumer)
         finally:
             with contextlib.suppress(Failed, AccessDenied):
                 self.settle()
@@ -306,12 +306,18 @@ class Engine:
             sorted(partitions),
             error,
         )
-        for p in partitions:
-            self.tasks.pop(p, None)
-        self.rebuild.update(partitions)
+        self.drop(partitions)
         assert self.transactions is not None
         self.transactions.renew()
         fencing.register(self)
+
+    def drop(self, partitions: list[int], wait: float = 0.0) -> None:
+        """Drop the partitions' tasks, folded past what was committed or never built: they are
+        built again from what was committed, `wait` seconds from now, if still assigned here."""
+        for p in partitions:
+            self.tasks.pop(p, None)
+        self.rebuild.update(partitions)
+        self.rebuild_at = time.monotonic() + wait
 
     def _committed(
         self, task: Task, ends: dict[tuple[str, int], int], done: float, inflight: Inflight
@@ -377,24 +383,3 @@ class Engine:
         ):
             self._rewritten(task)
         return True
-
-    def _rebuild(self) -> None:
-        assert self.consumer is not None
-        self.settle()
-        if self.generation is None:
-            return  # the assignment that follows builds them
-        mine = {tp.partition for tp in self.consumer.assignment()}
-        again = sorted(p for p in self.rebuild if p in mine)
-        self.rebuild.clear()
-        if again:
-            rebalance.recover(self, self.consumer, again)
-
-    def _retry_blocked(self) -> None:
-        """Try blocked tasks again now and then: the operator may have repaired them."""
-        assert self.consumer is not None
-        self.settle()
-        self.blocked_at = time.monotonic()
-        mine = {tp.partition for tp in self.consumer.assignment()}
-        again = sorted(p for p in self.blocked if p in mine and p not in self.tasks)
-        if again:
-            rebalance.recover(self, self.consumer, again)

@@ -100,6 +100,28 @@ def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         _position(engine, consumer, task)
 
 
+def rebuild_dropped(engine: Engine, consumer: Consumer) -> None:
+    """Build the tasks dropped since (`Engine.drop`) that are still assigned here."""
+    engine.settle()
+    if engine.generation is None:
+        return  # the assignment that follows builds them
+    mine = {tp.partition for tp in consumer.assignment()}
+    again = sorted(p for p in engine.rebuild if p in mine)
+    engine.rebuild.clear()
+    if again:
+        recover(engine, consumer, again)
+
+
+def retry_blocked(engine: Engine, consumer: Consumer) -> None:
+    """Try blocked tasks again now and then: the operator may have repaired them."""
+    engine.settle()
+    engine.blocked_at = time.monotonic()
+    mine = {tp.partition for tp in consumer.assignment()}
+    again = sorted(p for p in engine.blocked if p in mine and p not in engine.tasks)
+    if again:
+        recover(engine, consumer, again)
+
+
 def reposition(engine: Engine, consumer: Consumer) -> None:
     """Position the consumer on every task's next offsets again (a batch read across a rebalance
     was dropped). A task whose partitions were revoked meanwhile waits for the assignment that
@@ -117,10 +139,7 @@ def _position(engine: Engine, consumer: Consumer, task: Task) -> None:
     for role, topic in zip(ROLES, engine.settings.inputs, strict=True):
         if not _seek(consumer, TopicPartition(topic, p, task.positions[role])):
             log.warning("task %d: %s could not be positioned; building it again", p, topic)
-            if engine.tasks.get(p) is task:
-                del engine.tasks[p]
-            engine.rebuild.add(p)
-            engine.rebuild_at = time.monotonic() + 1
+            engine.drop([p], wait=1.0)
             return
 
 
@@ -169,8 +188,7 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
             engine.stopping.set()
             return
         log.warning("tasks %s: build failed (%s); retrying in 1 s", partitions, error)
-        engine.rebuild.update(partitions)
-        engine.rebuild_at = time.monotonic() + 1
+        engine.drop(partitions, wait=1.0)
         return
     for p, reason in built.blocked.items():
         if engine.blocked.get(p) != reason:

@@ -4,6 +4,7 @@ own can be open then, and other producers' are not its business."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -92,7 +93,7 @@ def _engine(monkeypatch: pytest.MonkeyPatch, answers: list[BaseException | int])
         return answer
 
     monkeypatch.setattr(dangling, "close_dangling", close)
-    monkeypatch.setattr(fencing.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
     return engine
 
 

@@ -4,14 +4,15 @@ positioned has its task built again instead of stopping the worker."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from services.settings import Settings
 from services.settlement import rebalance
 from services.settlement.fold import Fold
+from services.settlement.loop import Engine
 from services.settlement.restore import Task
 from services.settlement.store import Store
 
@@ -44,13 +45,11 @@ def _task(p: int, rounds: int, bets: int) -> Task:
     )
 
 
-def _engine(*tasks: Task) -> Any:
-    return SimpleNamespace(
-        settings=SimpleNamespace(inputs=INPUTS),
-        tasks={task.partition: task for task in tasks},
-        rebuild=set(),
-        rebuild_at=0.0,
-    )
+def _engine(*tasks: Task) -> Engine:
+    engine = Engine(Settings())
+    assert engine.settings.inputs == INPUTS
+    engine.tasks = {task.partition: task for task in tasks}
+    return engine
 
 
 def test_the_tasks_still_assigned_go_back_to_their_next_offsets() -> None:
