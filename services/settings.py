@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Protocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 Mechanism = Literal["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]
+Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 
 
 class Settings(BaseSettings):
@@ -128,6 +129,11 @@ class Settings(BaseSettings):
         description="transaction.timeout.ms of a worker: how long a transaction left open by a "
         "worker that died is held before the brokers abort it (a takeover by another worker waits "
         "for it; a restart with the same instance id aborts it at once)",
+    )
+    compression: Codec = Field(
+        default="lz4",
+        description="compression.type of a worker's producer: its records, journal and state are "
+        "compressed batch by batch in librdkafka's threads; every Kafka client reads them",
     )
     horizon: int = Field(default=200, ge=1, description="decided rounds kept per table")
     batch_records: int = Field(default=5000, ge=1, description="most records read per batch")

@@ -97,6 +97,7 @@ class Transactions:
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 2,
+                "compression.type": settings.compression,
                 "batch.size": 1024 * 1024,
                 "message.max.bytes": MAX_REQUEST,
                 "queue.buffering.max.messages": 2_000_000,

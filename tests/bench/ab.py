@@ -9,7 +9,9 @@ both alike.
 (b) With --kafka (make bench-ab KAFKA=1): bench-kafka's croupier throughput, events decided per
     second over one preloaded floor (CROUPIER_BENCH_KAFKA_EVENTS, CROUPIER_BENCH_TABLES,
     CROUPIER_BENCH_PARTITIONS, CROUPIER_BENCH_WORKERS as bench-kafka), the old code's worker
-    against the new code's, each run on the same input with a group and outputs of its own.
+    against the new code's, each run on the same input with a group and outputs of its own;
+    after each, bench-kafka's latency of a 10,000-bet round (CROUPIER_BENCH_AB_LATENCY_ROUNDS
+    rounds, 5; 0 leaves it out) by the same code's worker.
 
 The old code is a `git worktree` of BASE under .data/ab/<sha> (made once, reused). Every process
 of either code runs with this venv's Python, its working directory and PYTHONPATH the code's
@@ -42,6 +44,7 @@ from tests.kafka import ROOT
 
 REPEATS = int(os.environ.get("CROUPIER_BENCH_AB_REPEATS", "3"))
 KAFKA_REPEATS = int(os.environ.get("CROUPIER_BENCH_AB_KAFKA_REPEATS", "2"))
+LATENCY_ROUNDS = int(os.environ.get("CROUPIER_BENCH_AB_LATENCY_ROUNDS", "5"))
 AB = ROOT / ".data" / "ab"
 LOGS = ROOT / "test-output" / "bench-ab"
 
@@ -103,6 +106,8 @@ class Side:
     imported: set[str] = field(default_factory=set)
     kafka_rates: list[float] = field(default_factory=list)
     kafka_failures: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    """Seconds from a 10,000-bet round's result until its 10,000 settlements were read."""
 
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k != "CROUPIER_TABLE_KEYS_FILE"}
@@ -207,7 +212,14 @@ def kafka_ab(sides: tuple[Side, Side]) -> tuple[int, int]:
     """(b): bench-kafka's croupier throughput, the old code's worker against the new code's."""
     from services.topics import ensure
     from tests.bench.kafka import EVENTS, PARTITIONS, TABLES, WORKERS, delete_bench_topics
-    from tests.bench.pipeline import BOOTSTRAP, events_rate, imported_from, preload_floor, variant
+    from tests.bench.pipeline import (
+        BOOTSTRAP,
+        events_rate,
+        imported_from,
+        latency,
+        preload_floor,
+        variant,
+    )
     from tests.kafka import isolated_settings
 
     s = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
@@ -234,6 +246,12 @@ def kafka_ab(sides: tuple[Side, Side]) -> tuple[int, int]:
                 say(f"  {side.name} run {n + 1}/{KAFKA_REPEATS} failed: {error}")
             for w in range(WORKERS):
                 side.check_import(imported_from(LOGS / f"{name}-{w}.log"))
+            if LATENCY_ROUNDS:
+                slow = variant(s, f"{tag}l")
+                ensure(slow, io.StringIO())
+                _, times = latency(slow, LATENCY_ROUNDS, 1, LOGS, f"ab-{tag}l", code=side.code)
+                side.latencies.extend(times)
+                side.check_import(imported_from(LOGS / f"ab-{tag}l-0.log"))
     finally:
         if os.environ.get("CROUPIER_BENCH_KEEP", "") in ("", "0"):
             delete_bench_topics(s)
@@ -305,6 +323,12 @@ def table(
                 else ""
             )
             print(f"    {side.name} runs (events/s): {runs}{failed}")
+        if old.latencies and new.latencies:
+            print(
+                f"  a 10,000-bet round, result to its settlements read: {LATENCY_ROUNDS} each run"
+            )
+            row("  p50, ms", median_ms(old.latencies), median_ms(new.latencies))
+            row("  p99, ms", p99_ms(old.latencies), p99_ms(new.latencies))
     for side in sides:
         print(f"  {side.name} code's services imported from {', '.join(sorted(side.imported))}")
     print(
@@ -346,7 +370,30 @@ def figures(
                 baseline=(f"the code of {base}", statistics.median(old.kafka_rates)),
             )
         )
+    if old.latencies and new.latencies:
+        rounds_of = f"{len(new.latencies)} rounds of 10,000 bets in {KAFKA_REPEATS} runs in turns"
+        for name, of in (("p50", median_ms), ("p99", p99_ms)):
+            found.append(
+                figure(
+                    f"round_read_{name}",
+                    f"round.result to the last of its 10,000 settlements read, {name} of "
+                    f"{rounds_of}, this code",
+                    of(new.latencies),
+                    "ms",
+                    baseline=(f"the code of {base}", of(old.latencies)),
+                )
+            )
     return found
+
+
+def median_ms(seconds: list[float]) -> float:
+    return statistics.median(seconds) * 1000
+
+
+def p99_ms(seconds: list[float]) -> float:
+    from tests.bench.pipeline import p99
+
+    return p99(sorted(seconds)) * 1000
 
 
 def main() -> None:

@@ -101,13 +101,15 @@ SAYS_WHERE = (
 `services` package was imported from."""
 
 
-def worker_of(code: Path, s: Settings, name: str, logs: Path) -> subprocess.Popen[bytes]:
+def worker_of(
+    code: Path, s: Settings, name: str, logs: Path, loglevel: str = "warning"
+) -> subprocess.Popen[bytes]:
     """One `croupier worker` of the checkout `code` (this repository, or a worktree of another
     commit), run by this venv's Python in that checkout with it first on PYTHONPATH (croupier is
     installed editable from this repository); its log says where its `services` came from (see
     `imported_from`)."""
     env = {**environment(s), "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(code)}
-    args = ["-c", SAYS_WHERE, "worker", "--loglevel", "warning"]
+    args = ["-c", SAYS_WHERE, "worker", "--loglevel", loglevel]
     return start(args, name, logs, env, cwd=code)
 
 
@@ -240,12 +242,19 @@ def committed_total(s: Settings) -> int:
 
 
 def latency(
-    s: Settings, rounds: int, workers: int, logs: Path, name: str = "latency-worker", **env: str
+    s: Settings,
+    rounds: int,
+    workers: int,
+    logs: Path,
+    name: str = "latency-worker",
+    code: Path | None = None,
+    **env: str,
 ) -> tuple[list[float], list[float]]:
     """Seconds from publishing a 10,000-bet round's result until its settlements are readable
-    with read_committed: (the first of them, all 10,000), one pair per round, sorted."""
+    with read_committed: (the first of them, all 10,000), one pair per round, sorted. `code`: the
+    workers of that checkout (`worker_of`) instead of this repository's."""
     firsts: list[float] = []
-    times = asyncio.run(_latency(s, rounds, workers, logs, name, firsts, env))
+    times = asyncio.run(_latency(s, rounds, workers, logs, name, firsts, env, code))
     return sorted(firsts), sorted(times)
 
 
@@ -257,11 +266,17 @@ async def _latency(
     name: str,
     firsts: list[float],
     env: dict[str, str],
+    code: Path | None,
 ) -> list[float]:
     from aiokafka import AIOKafkaConsumer  # type: ignore[import-untyped]
     from aiokafka import TopicPartition as Part
 
-    procs = [worker(s, f"{name}-{n}", logs, "info", **env) for n in range(workers)]
+    procs = [
+        worker(s, f"{name}-{n}", logs, "info", **env)
+        if code is None
+        else worker_of(code, s, f"{name}-{n}", logs, "info")
+        for n in range(workers)
+    ]
     out = producer(linger_ms=5)
     reader = AIOKafkaConsumer(
         bootstrap_servers=BOOTSTRAP,
