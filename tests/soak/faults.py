@@ -313,10 +313,7 @@ class Faults:
         ballast = kafka.small / "ballast"
         pid = kafka.pid(target)
         try:
-            with open(ballast, "wb") as out, contextlib.suppress(OSError):
-                while True:
-                    out.write(b"\0" * (1024 * 1024))
-                    out.flush()
+            _fill(ballast)
             end = time.monotonic() + 120
             while kafka.pid(target) == pid and pid is not None and time.monotonic() < end:
                 time.sleep(0.5)
@@ -331,3 +328,16 @@ class Faults:
         if kafka.pid(target) is not None:  # it went on with its directory offline: restart it
             kafka.nodes.kill9(target)
         kafka.nodes.start(target)
+
+
+def _fill(path: Path) -> None:
+    """Write zeros to `path` until its filesystem is full. Unbuffered: a buffered file would
+    raise the full disk again when it is closed, with what it could not write still held."""
+    chunk = b"\0" * (1024 * 1024)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with contextlib.suppress(OSError):
+            while os.write(fd, chunk):
+                pass
+    finally:
+        os.close(fd)
