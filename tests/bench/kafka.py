@@ -33,6 +33,7 @@ from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untype
 
 from services.settings import Settings
 from services.topics import ensure
+from tests.bench.meters import Processor
 from tests.bench.pipeline import (
     BOOTSTRAP,
     events_rate,
@@ -100,23 +101,27 @@ def delete_bench_topics(*every: Settings) -> None:
         admin.close()
 
 
-def baseline(s: Settings, mode: str, total: int, tag: str) -> float:
+def baseline(s: Settings, mode: str, total: int, tag: str, meter: Processor) -> float:
     """Input events per second of one pass-through over both inputs of `s`."""
     target = copy_topic(s, f"{mode}-{tag}")
     group = f"{s.group_id}-{mode}-{tag}"
     args = ["-m", "tests.bench.passthrough", mode, target, group, *s.inputs]
     procs = [start(args, f"{mode}-{tag}", LOGS)]
+    meter.watch(p.pid for p in procs)
     try:
-        return rate(group, list(s.inputs), total, procs, LOGS)
+        return rate(group, list(s.inputs), total, procs, LOGS, meter=meter)
     finally:
         stop(procs)
 
 
-def throughput(s: Settings, total: int) -> tuple[dict[str, list[float]], list[str]]:
-    """Every side's rates, REPEATS each, taking turns; and how croupier's runs failed, if they
-    did (the baselines are measured all the same)."""
+def throughput(
+    s: Settings, total: int
+) -> tuple[dict[str, list[float]], dict[str, list[Processor]], list[str]]:
+    """Every side's rates, REPEATS each, taking turns, with the processor time each run used;
+    and how croupier's runs failed, if they did (the baselines are measured all the same)."""
     sides = (["croupier"] if CROUPIER else []) + BASELINES
     results: dict[str, list[float]] = {side: [] for side in sides}
+    meters: dict[str, list[Processor]] = {side: [] for side in sides}
     failures: list[str] = []
     for n in range(REPEATS):
         tag = f"r{n}"
@@ -124,20 +129,44 @@ def throughput(s: Settings, total: int) -> tuple[dict[str, list[float]], list[st
             say(f"croupier worker(s), run {n + 1}/{REPEATS} ...")
             run = s if n == 0 else variant(s, tag)
             ensure(run, io.StringIO())
+            meter = Processor()
             try:
-                results["croupier"].append(events_rate(run, WORKERS, LOGS, f"worker-{tag}"))
-                say(f"  {results['croupier'][-1]:,.0f} events/s")
+                results["croupier"].append(
+                    events_rate(run, WORKERS, LOGS, f"worker-{tag}", meter=meter)
+                )
+                meters["croupier"].append(meter)
+                say(f"  {results['croupier'][-1]:,.0f} events/s{cost(meter)}")
             except (RuntimeError, TimeoutError) as error:
                 failures.append(str(error))
                 say(f"  croupier failed: {error}")
         for mode in BASELINES:
             say(f"{mode} pass-through, run {n + 1}/{REPEATS} ...")
-            results[mode].append(baseline(s, mode, total, tag))
-            say(f"  {results[mode][-1]:,.0f} events/s")
-    return results, failures
+            meter = Processor()
+            results[mode].append(baseline(s, mode, total, tag, meter))
+            meters[mode].append(meter)
+            say(f"  {results[mode][-1]:,.0f} events/s{cost(meter)}")
+    return results, meters, failures
 
 
-def report(results: dict[str, list[float]], rounds: int, bets: int) -> None:
+def machine_cost(runs: list[Processor]) -> float:
+    """Microseconds of processor time an event, its process and the broker, median of runs."""
+    return statistics.median(sum(b or 0.0 for b in m.per_event()) for m in runs)
+
+
+def cost(meter: Processor) -> str:
+    """What an event cost the machine in a run, said after its rate."""
+    ours, broker = meter.per_event()
+    if broker is None:
+        return f"; processor time an event: {ours:.1f} us"
+    return (
+        f"; processor time an event: {ours + broker:.1f} us"
+        f" ({ours:.1f} us its process, {broker:.1f} us the broker)"
+    )
+
+
+def report(
+    results: dict[str, list[float]], meters: dict[str, list[Processor]], rounds: int, bets: int
+) -> None:
     total = rounds + bets
     print(
         f"\nthroughput on one floor of {TABLES} tables: {total:,} events ({rounds:,} round events,"
@@ -154,6 +183,13 @@ def report(results: dict[str, list[float]], rounds: int, bets: int) -> None:
         if each:
             line += "   " + ", ".join(f"{r:,.0f}" for r in rates)
         print(line)
+    print("  processor time an event, median of the runs (its process + the local broker):")
+    for side, runs in meters.items():
+        if runs:
+            ours = statistics.median(m.per_event()[0] for m in runs)
+            brokers = [b for b in (m.per_event()[1] for m in runs) if b is not None]
+            broker = f" + {statistics.median(brokers):5.1f} us" if brokers else ""
+            print(f"    {LABELS[side]:42}{ours:7.1f} us{broker}")
     if not results.get("croupier"):
         return
     ours = statistics.median(results["croupier"])
@@ -166,13 +202,15 @@ def report(results: dict[str, list[float]], rounds: int, bets: int) -> None:
 
 def figures(
     results: dict[str, list[float]],
+    meters: dict[str, list[Processor]],
     rounds: int,
     bets: int,
     firsts: list[float],
     times: list[float],
 ) -> list[Figure]:
     """The run's figures for its result file: croupier's rate next to each baseline's (medians
-    of the runs), its settled bets, and the latency of a 10,000-bet round."""
+    of the runs), what an event cost the machine, its settled bets, and the latency of a
+    10,000-bet round."""
     total = rounds + bets
     ours = statistics.median(results["croupier"])
     floor = f"{total:,} events ({bets:,} bets), {PARTITIONS} partitions, {WORKERS} worker(s)"
@@ -189,6 +227,16 @@ def figures(
         for side in BASELINES
         if results[side]
     ]
+    if meters["croupier"] and meters.get("librdkafka"):
+        found.append(
+            figure(
+                "processor_time_an_event",
+                "processor time an event: croupier's worker and the local broker (median of runs)",
+                machine_cost(meters["croupier"]),
+                "us",
+                baseline=(LABELS["librdkafka"], machine_cost(meters["librdkafka"])),
+            )
+        )
     found.append(
         figure("settled_bets", f"croupier, settled bets/s ({floor})", ours * bets / total, "bets/s")
     )
@@ -228,11 +276,11 @@ def main() -> None:
     s2 = settings()
     try:
         rounds, bets = preload_floor(s, EVENTS, tables=TABLES)
-        results, failures = throughput(s, rounds + bets)
+        results, meters, failures = throughput(s, rounds + bets)
         if CROUPIER and not failures:
             ensure(s2, io.StringIO())
             firsts, times = latency(s2, LATENCY_ROUNDS, WORKERS, LOGS)
-        report(results, rounds, bets)
+        report(results, meters, rounds, bets)
         if failures:
             print(f"croupier's worker failed, so no ratio and no latency: {failures[0]}")
             sys.exit(1)
@@ -247,7 +295,7 @@ def main() -> None:
         print(
             "  (one transaction holds the whole round, so all its settlements become readable at once)"
         )
-        run.save(figures(results, rounds, bets, firsts, times))
+        run.save(figures(results, meters, rounds, bets, firsts, times))
     finally:
         if not KEEP:
             delete_bench_topics(s, s2)

@@ -18,6 +18,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[i
 from services.audit.reader import committed_lag
 from services.settings import Settings
 from services.simulation.streams import CLEAN, Profile, generate
+from tests.bench.meters import Processor
 from tests.kafka import ROOT, environment, table_of
 
 BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
@@ -170,9 +171,11 @@ def rate(
     logs: Path,
     on_first: Callable[[], None] | None = None,
     first_within: float = 900.0,
+    meter: Processor | None = None,
 ) -> float:
     """Messages per second between the group's first commit and lag 0 (`on_first` called when
-    the first commit is seen; none within `first_within` seconds fails)."""
+    the first commit is seen; none within `first_within` seconds fails); `meter` measures the
+    processor time used meanwhile."""
     first: tuple[float, int] | None = None
     began = time.monotonic()
     deadline = began + 900
@@ -190,6 +193,8 @@ def rate(
             done = total - lag
             if first is None and done > 0:
                 first = (now, done)
+                if meter is not None:
+                    meter.start()
                 if on_first is not None:
                     on_first()
             if first is None and now - began > first_within:
@@ -197,6 +202,8 @@ def rate(
                     f"group {group} committed nothing within {first_within:.0f} s; see {logs}"
                 )
             if lag == 0 and first is not None:
+                if meter is not None:
+                    meter.stop(total - first[1])
                 elapsed = now - first[0]
                 return (total - first[1]) / elapsed if elapsed > 0 else float("inf")
             time.sleep(0.05)
@@ -217,17 +224,25 @@ def settled_rate(s: Settings, bets: int, workers: int, logs: Path, name: str, **
 
 
 def events_rate(
-    s: Settings, workers: int, logs: Path, name: str, code: Path | None = None
+    s: Settings,
+    workers: int,
+    logs: Path,
+    name: str,
+    code: Path | None = None,
+    meter: Processor | None = None,
 ) -> float:
     """Input events (rounds and bets) per second decided by `workers` croupier workers over
     preloaded input: every event of both inputs committed by the group. `code`: the workers of
-    that checkout (`worker_of`) instead of this repository's."""
+    that checkout (`worker_of`) instead of this repository's; `meter`: their processor time."""
     procs = [
         worker(s, f"{name}-{n}", logs) if code is None else worker_of(code, s, f"{name}-{n}", logs)
         for n in range(workers)
     ]
+    if meter is not None:
+        meter.watch(p.pid for p in procs)
     try:
-        return rate(s.group_id, list(s.inputs), committed_total(s), procs, logs, first_within=180)
+        total = committed_total(s)
+        return rate(s.group_id, list(s.inputs), total, procs, logs, first_within=180, meter=meter)
     finally:
         stop(procs)
 

@@ -49,6 +49,7 @@ from services.history.migrate import upgrade
 from services.history.store import connect
 from services.partitioner import partition_of
 from services.settings import Settings
+from tests.bench.meters import cpu_seconds, rss_bytes
 from tests.bench.pipeline import rate, start, stop
 from tests.bench.readside_figures import readside_figures
 from tests.bench.results import Run
@@ -173,22 +174,6 @@ async def _publish(s: Settings) -> tuple[int, int, str]:
     return bets, events, f"T{7 % TABLES:03d}-R{7:08d}"
 
 
-def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _cpu_s(pid: int) -> float:
-    """User and system CPU seconds of a process so far (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _processes(where: str) -> Iterator[tuple[int, bytes]]:
     """Every process on the machine, by pid, with what its /proc file `where` holds (one gone
     meanwhile is passed over)."""
@@ -206,7 +191,7 @@ def _by_pid(command: str) -> dict[int, float]:
     for pid, comm in _processes("comm"):
         if comm.decode().strip() == command:
             try:
-                found[pid] = _cpu_s(pid)
+                found[pid] = cpu_seconds(pid)
             except OSError:
                 continue  # gone meanwhile
     return found
@@ -243,7 +228,7 @@ class Metered:
         self.servers: tuple[Meter, ...] = ()
 
     def _own(self) -> float:
-        return sum(_cpu_s(proc.pid) for proc in self.procs)
+        return sum(cpu_seconds(proc.pid) for proc in self.procs)
 
     def begin(self) -> None:
         self.start = self._own()
@@ -314,7 +299,7 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
     metered = Metered(procs, ("postgres", "java"))
 
     def largest() -> float:
-        return max(_rss_mib(proc.pid) for proc in procs)
+        return max(rss_bytes(proc.pid) for proc in procs) / (1024 * 1024)
 
     try:
         while True:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import os
 import signal
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ from services.audit.reader import committed_lag
 from services.settings import Settings
 from services.simulation.streams import Profile, generate
 from services.topics import ensure
+from tests.bench.meters import cpu_seconds, rss_bytes
 from tests.bench.pipeline import (
     BOOTSTRAP,
     committed_total,
@@ -72,20 +72,6 @@ class Takeover:
     rss_takeover: int
     cpu_takeover: float
     load: str
-
-
-def cpu(process: subprocess.Popen[bytes]) -> float:
-    """Processor seconds a running process used so far, user and system (from /proc)."""
-    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss(process: subprocess.Popen[bytes]) -> int:
-    """Resident set size of a running process, in bytes (from /proc)."""
-    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise LookupError(f"no VmRSS for process {process.pid}")
 
 
 def history(s: Settings, events: int, tables: int) -> int:
@@ -176,7 +162,7 @@ def takeover(
         if live:
             one_round_each(s, tables)
             wait_settled(s, first)
-        rss_caught_up = rss(first)
+        rss_caught_up = rss_bytes(first.pid)
     except BaseException:
         stop([first])
         raise
@@ -236,7 +222,7 @@ async def _replace(
             batch = await reader.getmany(timeout_ms=20)
             seen += sum(needle in r.value for records in batch.values() for r in records)
         took = time.monotonic() - began
-        return took, epoch, rss(replacement), cpu(replacement)
+        return took, epoch, rss_bytes(replacement.pid), cpu_seconds(replacement.pid)
     finally:
         out.close()
         await reader.stop()
@@ -309,7 +295,7 @@ def _rate_and_cpu(s: Settings, bets: int, name: str) -> tuple[float, float]:
     procs = [worker(s, f"{name}-0", LOGS)]
     try:
         messages = rate(s.group_id, list(s.inputs), bets + rounds, procs, LOGS)
-        used = cpu(procs[0])
+        used = cpu_seconds(procs[0].pid)
     finally:
         stop(procs)
     return messages * bets / (bets + rounds), used
