@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from services import heap
 from services.settlement import restore
 from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
@@ -182,6 +183,7 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
     try:
         built = restore.build(engine.settings, consumer, partitions, engine.keys, engine.homes)
     except (KafkaException, restore.Unsettled) as error:
+        heap.release()
         denied = engine.refusal(error)
         if denied is not None:
             engine.denied = denied
@@ -200,6 +202,7 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         engine.blocked.pop(p, None)
         engine.metrics.pending[p] = task.fold.pending
     engine.metrics.blocked = len(engine.blocked)
+    heap.release()
     for task in list(built.ready.values()):
         mine = engine.tasks.get(task.partition) is task
         if task.store.stale is not None and mine and engine.write_state(task):
