@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
+from services.settings import Settings
 from tests.bench.results import Figure, Run, figure
 from tests.kafka import ROOT
 
@@ -229,6 +230,7 @@ def kafka_ab(sides: tuple[Side, Side]) -> tuple[int, int]:
         f" partitions, {WORKERS} worker(s), {TABLES} tables, about {EVENTS:,} events,"
         f" {KAFKA_REPEATS} run(s) of each side"
     )
+    fresh: list[Settings] = []
     try:
         rounds, bets = preload_floor(s, EVENTS, tables=TABLES)
         for n, side in in_turns(sides, KAFKA_REPEATS):
@@ -246,15 +248,16 @@ def kafka_ab(sides: tuple[Side, Side]) -> tuple[int, int]:
                 say(f"  {side.name} run {n + 1}/{KAFKA_REPEATS} failed: {error}")
             for w in range(WORKERS):
                 side.check_import(imported_from(LOGS / f"{name}-{w}.log"))
-            if LATENCY_ROUNDS:
-                slow = variant(s, f"{tag}l")
+            if LATENCY_ROUNDS:  # on inputs of their own, as bench-kafka's latency
+                slow = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
+                fresh.append(slow)
                 ensure(slow, io.StringIO())
                 _, times = latency(slow, LATENCY_ROUNDS, 1, LOGS, f"ab-{tag}l", code=side.code)
                 side.latencies.extend(times)
                 side.check_import(imported_from(LOGS / f"ab-{tag}l-0.log"))
     finally:
         if os.environ.get("CROUPIER_BENCH_KEEP", "") in ("", "0"):
-            delete_bench_topics(s)
+            delete_bench_topics(s, *fresh)
     return rounds, bets
 
 
