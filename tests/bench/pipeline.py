@@ -205,7 +205,13 @@ def rate(
                 if meter is not None:
                     meter.stop(total - first[1])
                 elapsed = now - first[0]
-                return (total - first[1]) / elapsed if elapsed > 0 else float("inf")
+                if elapsed > 0:
+                    return (total - first[1]) / elapsed
+                say(
+                    f"  group {group} committed everything before a first part of it was seen: "
+                    "the rate is measured from the processes' start (start-up included)"
+                )
+                return total / (now - began)
             time.sleep(0.05)
     finally:
         lag_of.close()
