@@ -183,7 +183,6 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
     try:
         built = restore.build(engine.settings, consumer, partitions, engine.keys, engine.homes)
     except (KafkaException, restore.Unsettled) as error:
-        heap.release()
         denied = engine.refusal(error)
         if denied is not None:
             engine.denied = denied
@@ -192,6 +191,8 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         log.warning("tasks %s: build failed (%s); retrying in 1 s", partitions, error)
         engine.drop(partitions, wait=1.0)
         return
+    finally:
+        heap.release()
     for p, reason in built.blocked.items():
         if engine.blocked.get(p) != reason:
             log.error("task %d blocked, nothing of it is settled: %s", p, reason)
@@ -202,7 +203,6 @@ def _build(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
         engine.blocked.pop(p, None)
         engine.metrics.pending[p] = task.fold.pending
     engine.metrics.blocked = len(engine.blocked)
-    heap.release()
     for task in list(built.ready.values()):
         mine = engine.tasks.get(task.partition) is task
         if task.store.stale is not None and mine and engine.write_state(task):
