@@ -127,7 +127,7 @@ api: $(STAMP) ## run the read side (bet history, round recall, board) on 127.0.0
 projector: $(STAMP) ## project the committed topics into the read side's database (DATABASE_URL, else SQLite)
 	$(BIN)/croupier projector
 
-db-up: ## start the local PostgreSQL of the read side (.data/postgres, 127.0.0.1:55432); prints DATABASE_URL
+db-up: ## start the local PostgreSQL of the read side (.data/postgres, 127.0.0.1:15432); prints DATABASE_URL
 	bash deploy/postgres/up.sh
 
 db-down: ## stop the local PostgreSQL (PG_WIPE=1 also deletes its data)

@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from services.ports import free_port
+
 if TYPE_CHECKING:
     from services.settings import Settings
     from services.view.feed import Feed, Health
@@ -40,13 +42,6 @@ _PR_SET_PDEATHSIG = 1
 def _die_with_parent() -> None:
     """In the child: get SIGTERM when croupier run dies, even by SIGKILL (Linux prctl)."""
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass

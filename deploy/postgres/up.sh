@@ -4,7 +4,7 @@
 #
 #   bash deploy/postgres/up.sh        # prints the DATABASE_URL to use
 #
-# Env: PG_PORT (55432), PG_BASE (.data/postgres), PG_BIN (the newest /usr/lib/postgresql/*/bin).
+# Env: PG_PORT (15432), PG_BASE (.data/postgres), PG_BIN (the newest /usr/lib/postgresql/*/bin).
 # Needs Debian's PostgreSQL server (`apt-get install postgresql`; 15 is what this was tried with).
 # As root the server runs as the `postgres` user (PostgreSQL refuses to run as root).
 set -euo pipefail
@@ -12,7 +12,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 BASE="${PG_BASE:-$ROOT/.data/postgres}"
-PORT="${PG_PORT:-55432}"
+PORT="${PG_PORT:-15432}"
 DATA="$BASE/data"
 LOG="$BASE/server.log"
 URL="postgresql+psycopg://croupier@127.0.0.1:$PORT/croupier"

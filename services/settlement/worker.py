@@ -14,13 +14,12 @@ import contextlib
 import gc
 import logging
 import os
-import socket
 from typing import Any
 
 import faust
 from mode import Service
 
-from services.ports import claim
+from services.ports import claim, free_port
 from services.security import clients
 from services.security.denied import AccessDenied
 from services.settings import Settings
@@ -30,14 +29,6 @@ from services.settlement.metrics import render
 log = logging.getLogger("croupier.worker")
 DENIED_GRACE = 2.0
 """Seconds a refused worker stays up, its /health saying why, before it exits with code 2."""
-
-
-def free_port(host: str) -> int:
-    """A TCP port nobody listens on now, so that several workers share one machine."""
-    with socket.socket() as probe:
-        probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def create_app(settings: Settings) -> tuple[Any, Engine]:

@@ -48,13 +48,13 @@ from services.history import schema
 from services.history.migrate import upgrade
 from services.history.store import connect
 from services.partitioner import partition_of
+from services.ports import free_port
 from services.settings import Settings
 from tests.bench.meters import cpu_seconds, rss_bytes
 from tests.bench.pipeline import rate, start, stop
 from tests.bench.readside_figures import readside_figures
 from tests.bench.results import Run
 from tests.database import fresh_url
-from tests.e2e.support import free_port
 from tests.kafka import create_topics, delete_topics, environment, isolated_settings
 from tests.tokens import ED, bearer, token, write_jwks
 

@@ -23,8 +23,8 @@ from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
+from services.ports import free_port
 from services.settings import Settings
-from services.settlement.worker import free_port
 from tests.kafka import ROOT, environment, table_of
 
 LOGS = ROOT / "test-output" / "chaos"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,18 +19,12 @@ import msgspec
 
 from schemas.codec import encode
 from schemas.records import Adjustment, Refund, Rejected, Settlement
+from services.ports import free_port
 from services.settings import Settings
 from services.settlement.fold import Fold
 from services.simulation.streams import Streams
 from tests.kafka import OUTPUT, ROOT, environment
 from tests.tokens import ED, RSA, bearer, token, write_jwks
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def get(url: str) -> tuple[int, Any]:

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from services.ports import free_port
 from services.settings import Settings
 from services.simulation.streams import Profile, generate
 from tests.database import fresh_url
-from tests.e2e.support import free_port, get, offline, quote, wait_read_up
+from tests.e2e.support import get, offline, quote, wait_read_up
 from tests.kafka import (
     OUTPUT,
     create_topics,

@@ -69,7 +69,7 @@ def until_in(log: Path, text: str, limit_s: float = 60) -> None:
 def test_kill_9_of_the_projector_and_a_postgres_restart_lose_and_double_nothing(
     kafka: str, tmp_path: Path
 ) -> None:
-    if f"127.0.0.1:{os.environ.get('PG_PORT', '55432')}" not in server_url():
+    if f"127.0.0.1:{os.environ.get('PG_PORT', '15432')}" not in server_url():
         pytest.fail("this test restarts the local PostgreSQL of `make db-up`; unset DATABASE_URL")
     settings = isolated_settings(kafka, partitions=4)
     create_topics(settings)

@@ -12,8 +12,8 @@ from pathlib import Path
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer  # type: ignore[import-untyped]
 from kafka.structs import TopicPartition  # type: ignore[import-untyped]
 
+from services.ports import free_port
 from services.settings import Settings
-from services.settlement.worker import free_port
 from services.simulation.streams import Profile, Streams, generate
 from tests.integration.test_pipeline_equals_replay import _committed, _replay
 from tests.kafka import (

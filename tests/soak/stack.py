@@ -3,10 +3,11 @@ directory on a small tmpfs), a PostgreSQL, three settlement workers, two project
 the wallet example and the simulator at a floor's rate (signed tables).
 
 Nothing here is shared with another suite: the cluster is deploy/kafka/cluster.sh with
-KAFKA_CLUSTER_BASE=.data/kafka-soak, brokers on 127.0.0.1:39192-39194 and controllers on
-39195-39197 (SOAK_KAFKA_PORT moves all six); PostgreSQL is deploy/postgres/up.sh with
-PG_BASE=.data/postgres-soak on 127.0.0.1:55632 (SOAK_PG_PORT). Both are wiped at the start and at
-the end.
+KAFKA_CLUSTER_BASE=.data/kafka-soak, brokers on 127.0.0.1:31192-31194 and controllers on
+31195-31197 (SOAK_KAFKA_PORT moves all six); PostgreSQL is deploy/postgres/up.sh with
+PG_BASE=.data/postgres-soak on 127.0.0.1:31632 (SOAK_PG_PORT). Both are wiped at the start and at
+the end. Every port is below the kernel's ephemeral range (32768-60999), so no outgoing
+connection holds one when a node (re)starts.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 
 from confluent_kafka import admin as kafka_admin
 
-from services.run import Child, free_port, spawn
+from services.ports import free_port
+from services.run import Child, spawn
 from services.settings import Settings
 from services.simulation.simulate import write_keys
 from services.simulation.simulator import EPOCH, Config
@@ -33,8 +35,8 @@ from tests.chaos_cluster.nodes import Nodes, cluster_script
 from tests.kafka import ROOT, create_topics, environment
 
 OUT = ROOT / "test-output" / "soak"
-PORT = int(os.environ.get("SOAK_KAFKA_PORT", "39192"))
-PG_PORT = int(os.environ.get("SOAK_PG_PORT", "55632"))
+PORT = int(os.environ.get("SOAK_KAFKA_PORT", "31192"))
+PG_PORT = int(os.environ.get("SOAK_PG_PORT", "31632"))
 KAFKA_BASE = ROOT / ".data" / "kafka-soak"
 PG_BASE = ROOT / ".data" / "postgres-soak"
 SMALL_NODE = 3
@@ -142,32 +144,6 @@ class Postgres:
         """pg_ctl restart -m fast: every connection is cut, the server back when it answers."""
         log = PG_BASE.resolve() / "server.log"
         self.pg_ctl("restart", "-m", "fast", "-w", "-t", "120", "-l", str(log))
-
-
-RESERVED = Path("/proc/sys/net/ipv4/ip_local_reserved_ports")
-
-
-class Reserved:
-    """The soak's ports kept out of the kernel's ephemeral range (32768-60999 here, which holds
-    39192-39197 and 55632): else a client's outgoing connection may take one of them, and a node
-    restarted by a fault fails to bind it ("Address already in use"). What was reserved before
-    is restored."""
-
-    def __init__(self, ports: list[int]) -> None:
-        self.ports = ports
-        self.before: str | None = None
-
-    def __enter__(self) -> Reserved:
-        with contextlib.suppress(OSError):
-            self.before = RESERVED.read_text().strip()
-            ours = ",".join(str(p) for p in self.ports)
-            RESERVED.write_text(f"{self.before},{ours}" if self.before else ours)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.before is not None:
-            with contextlib.suppress(OSError):
-                RESERVED.write_text(self.before or "\n")
 
 
 class Kafka:
@@ -285,7 +261,6 @@ class Stack:
     api_url: str = ""
     wallet: Service | None = None
     simulator: Service | None = None
-    reserved: Reserved = field(default_factory=lambda: Reserved([*range(PORT, PORT + 6), PG_PORT]))
 
     @property
     def keys(self) -> Path:
@@ -303,7 +278,6 @@ class Stack:
         OUT.mkdir(parents=True, exist_ok=True)
         for old in [*OUT.glob("*.log"), *OUT.glob("*.sqlite*")]:
             old.unlink()
-        self.reserved.__enter__()
         say(f"starting the cluster on 127.0.0.1:{PORT}-{PORT + 5} ({DISK_MIB} MiB on node 3)")
         self.kafka.up()
         say(f"starting PostgreSQL on 127.0.0.1:{PG_PORT}")
@@ -380,4 +354,3 @@ class Stack:
             self.kafka.down()
         finally:
             self.postgres.down()
-            self.reserved.__exit__()

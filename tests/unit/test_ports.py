@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from services.cli import main
-from services.ports import PortTaken, claim
+from services.ports import FREE_PORTS, PortTaken, claim, free_port
 
 
 @pytest.fixture
@@ -48,3 +49,28 @@ def test_croupier_api_on_a_taken_port_exits_1_with_one_line(
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"croupier api: 127.0.0.1:{held} is already in use")
     assert "CROUPIER_API_PORT (or --port)" in line
+
+
+def test_free_ports_are_below_the_ephemeral_range_never_repeated_and_listenable() -> None:
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = [free_port() for _ in range(200)]
+    assert len(set(ports)) == 200
+    assert all(p in FREE_PORTS and p < low for p in ports)
+    for port in ports[:20]:
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", port))
+            server.listen()
+
+
+def test_a_port_someone_listens_on_is_never_handed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    picks = iter([port, port, port + 1])
+    monkeypatch.setattr("services.ports.FREE_PORTS", range(port, port + 2))
+    monkeypatch.setattr("services.ports.random.choice", lambda _: next(picks))
+    try:
+        assert free_port() == port + 1
+    finally:
+        taken.close()
