@@ -131,7 +131,9 @@ class Engine:
             idle = time.monotonic()
             while not self.stopping.is_set():
                 assignments = self.assignments
+                reading_since = time.monotonic()
                 messages = reading.take(self.consumer, s.batch_records, 0.2)
+                self.metrics.loop_seconds["read"] += time.monotonic() - reading_since
                 if self.assignments != assignments:
                     # tasks were built inside `take`: what it returned may have been fetched
                     # before (past their positions); dropped, and read again from them
@@ -237,12 +239,18 @@ class Engine:
             for p, items in work.items()
         }
         newest = max(m.timestamp()[1] for m in messages) / 1000
+        spent = self.metrics.loop_seconds
+        waiting = time.monotonic()
+        spent["fold"] += waiting - started
         self.settle()
+        spent["wait"] += time.monotonic() - waiting
         # a task whose last transaction failed is built again: what it just folded is dropped
         live = {p: out for p, (task, out) in folded.items() if self.tasks.get(p) is task}
         if live:
             out = [message for p in sorted(live) for message in live[p]]
+            producing = time.monotonic()
             self._send(out, sorted(live), started, newest)
+            spent["produce"] += time.monotonic() - producing
 
     def _offsets(self, partitions: list[int]) -> list[TopicPartition]:
         return [

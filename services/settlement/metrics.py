@@ -26,6 +26,8 @@ class Metrics:
     blocked: int = 0
     state_records: int = 0
     state_bytes: int = 0
+    loop_seconds: Counter[str] = field(default_factory=Counter)
+    """Where the consume-fold-produce loop spent its time, by part (PARTS)."""
 
     def committed(self, *, messages_out: int, seconds: float) -> None:
         self.transactions += 1
@@ -36,6 +38,11 @@ class Metrics:
         self.state_records += len(entries)
         self.state_bytes += sum(len(key) + len(value or b"") for key, value in entries)
 
+
+PARTS: Final = ("read", "fold", "produce", "wait")
+"""The loop's parts: reading a batch from the consumer, folding it, handing its transaction to
+the producer, and waiting for the previous transaction's commit. Much time waiting says the
+brokers hold the worker back; little, that its processor does (docs/OPERATIONS.md)."""
 
 FAMILIES: Final = (
     Family("croupier_tasks", "gauge", "Tasks (input partitions) this worker runs."),
@@ -52,6 +59,13 @@ FAMILIES: Final = (
     ),
     Family("croupier_state_records_total", "counter", "State changelog records written."),
     Family("croupier_state_bytes_total", "counter", "State changelog bytes written."),
+    Family(
+        "croupier_loop_seconds_total",
+        "counter",
+        "Time the consume-fold-produce loop spent, by part (read, fold, produce, wait: for the "
+        "previous transaction's commit).",
+        ("part",),
+    ),
     Family("croupier_events_in_total", "counter", "Input events read, by topic.", ("topic",)),
     Family(
         "croupier_decisions_total",
@@ -87,6 +101,7 @@ def render(m: Metrics, tasks: int, blocked: int) -> str:
         [("", f"{m.commit_seconds:.6f}")],
         [("", str(m.state_records))],
         [("", str(m.state_bytes))],
+        [(f'{{part="{part}"}}', f"{m.loop_seconds[part]:.6f}") for part in PARTS],
         _by("topic", m.events_in),
         _by("kind", m.decisions),
         _by("reason", m.rejections),

@@ -35,6 +35,12 @@ croupier_state_records_total 12
 # HELP croupier_state_bytes_total State changelog bytes written.
 # TYPE croupier_state_bytes_total counter
 croupier_state_bytes_total 3456
+# HELP croupier_loop_seconds_total Time the consume-fold-produce loop spent, by part (read, fold, produce, wait: for the previous transaction's commit).
+# TYPE croupier_loop_seconds_total counter
+croupier_loop_seconds_total{part="read"} 0.500000
+croupier_loop_seconds_total{part="fold"} 2.250000
+croupier_loop_seconds_total{part="produce"} 0.000000
+croupier_loop_seconds_total{part="wait"} 0.125000
 # HELP croupier_events_in_total Input events read, by topic.
 # TYPE croupier_events_in_total counter
 croupier_events_in_total{topic="bets"} 40
@@ -146,6 +152,7 @@ def _busy_worker() -> Metrics:
         commit_seconds=1.2345678,
         state_records=12,
         state_bytes=3456,
+        loop_seconds=Counter({"fold": 2.25, "wait": 0.125, "read": 0.5}),
         misrouted=Counter({("bets", 2): 4, ("rounds", 2): 1, ("bets", 0): 9}),
     )
 
