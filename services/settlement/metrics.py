@@ -8,6 +8,11 @@ from typing import Final
 
 from services.metric import Family
 
+PARTS: Final = ("read", "fold", "produce", "wait")
+"""The loop's parts: reading a batch from the consumer, folding it, handing its transaction to
+the producer, and waiting for the previous transaction's commit. Much time waiting says the
+brokers hold the worker back; little, that its processor does (docs/OPERATIONS.md)."""
+
 
 @dataclass
 class Metrics:
@@ -26,7 +31,7 @@ class Metrics:
     blocked: int = 0
     state_records: int = 0
     state_bytes: int = 0
-    loop_seconds: Counter[str] = field(default_factory=Counter)
+    loop_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
     """Where the consume-fold-produce loop spent its time, by part (PARTS)."""
 
     def committed(self, *, messages_out: int, seconds: float) -> None:
@@ -38,11 +43,6 @@ class Metrics:
         self.state_records += len(entries)
         self.state_bytes += sum(len(key) + len(value or b"") for key, value in entries)
 
-
-PARTS: Final = ("read", "fold", "produce", "wait")
-"""The loop's parts: reading a batch from the consumer, folding it, handing its transaction to
-the producer, and waiting for the previous transaction's commit. Much time waiting says the
-brokers hold the worker back; little, that its processor does (docs/OPERATIONS.md)."""
 
 FAMILIES: Final = (
     Family("croupier_tasks", "gauge", "Tasks (input partitions) this worker runs."),

@@ -152,7 +152,7 @@ def _busy_worker() -> Metrics:
         commit_seconds=1.2345678,
         state_records=12,
         state_bytes=3456,
-        loop_seconds=Counter({"fold": 2.25, "wait": 0.125, "read": 0.5}),
+        loop_seconds={"read": 0.5, "fold": 2.25, "produce": 0.0, "wait": 0.125},
         misrouted=Counter({("bets", 2): 4, ("rounds", 2): 1, ("bets", 0): 9}),
     )
 
