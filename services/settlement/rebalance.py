@@ -37,9 +37,7 @@ def assigned(engine: Engine, consumer: Consumer, partitions: list[TopicPartition
             log.error(
                 "partition %d assigned for %s only: rounds and bets must be co-partitioned", p, have
             )
-    for p in [p for p in engine.tasks if p not in wanted]:
-        del engine.tasks[p]
-        engine.metrics.pending.pop(p, None)
+    _forget(engine, [p for p in engine.tasks if p not in wanted])
     for p in [p for p in engine.blocked if p not in wanted]:
         del engine.blocked[p]
     engine.rebuild.intersection_update(wanted)
@@ -78,12 +76,20 @@ def lost(engine: Engine, partitions: list[TopicPartition]) -> None:
     """The group went on without this worker (its session expired): its tasks may be another's
     by now, so none is kept; those assigned here again are built from what was committed."""
     engine.settle()
-    for p in {tp.partition for tp in partitions}:
-        engine.tasks.pop(p, None)
-        engine.metrics.pending.pop(p, None)
+    _forget(engine, sorted({tp.partition for tp in partitions}))
     log.warning(
         "tasks %s lost with the group's session", sorted({tp.partition for tp in partitions})
     )
+
+
+def _forget(engine: Engine, partitions: list[int]) -> None:
+    """Drop tasks that left this worker, and give the C heap's share of their memory back (their
+    state holds no reference cycles: it is freed as the last reference goes)."""
+    gone = [p for p in partitions if engine.tasks.pop(p, None) is not None]
+    for p in partitions:
+        engine.metrics.pending.pop(p, None)
+    if gone:
+        heap.release()
 
 
 def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:

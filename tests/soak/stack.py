@@ -55,6 +55,8 @@ FULL = Settings.model_fields["horizon"].default / SPEED * 60 + 120
 """Seconds into the run when the fold's state is full: its horizon of decided rounds a table
 (200) reached at SPEED rounds a minute (33 minutes), and two minutes more."""
 WORKERS = 3
+"""Static group members, as the StatefulSet of deploy/k8s runs them: a worker killed -9 comes back
+at once under its name, and its tasks with it (docs/BROKER-FAULTS.md, "The soak")."""
 PROJECTORS = 2
 
 
@@ -287,7 +289,8 @@ class Stack:
         create_topics(settings)
         short_segments(settings)
         self.workers = Cluster(settings=settings, name="worker", logs=OUT)
-        self.workers.keep(WORKERS)
+        for n in range(WORKERS):
+            self.workers.spawn(instance=f"{settings.group_id}-worker-{n}")
         self.workers.balanced(timeout=180)
         base = environment(settings)
         python = [sys.executable, "-m", "services.cli"]

@@ -83,3 +83,18 @@ def test_a_partition_that_cannot_be_positioned_has_its_task_built_again(
     assert sorted(engine.tasks) == [1]
     assert engine.rebuild == {0} and engine.rebuild_at > 0
     assert sorted(consumer.seeks) == [("bets", 1, 120), ("rounds", 1, 9)]
+
+
+def test_tasks_lost_with_the_session_are_dropped_and_their_heap_given_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    released: list[bool] = []
+    monkeypatch.setattr("services.settlement.rebalance.heap.release", lambda: released.append(True))
+    engine = _engine(_task(0, 5, 70), _task(1, 9, 120))
+    engine.metrics.pending = {0: 3, 1: 4}
+    rebalance.lost(engine, [TopicPartition(t, 1) for t in INPUTS])
+    assert sorted(engine.tasks) == [0]
+    assert engine.metrics.pending == {0: 3}
+    assert released == [True]
+    rebalance.lost(engine, [TopicPartition(t, 1) for t in INPUTS])  # nothing left to give back
+    assert released == [True]
