@@ -130,12 +130,17 @@ def throughput(
             run = s if n == 0 else variant(s, tag)
             ensure(run, io.StringIO())
             meter = Processor()
+            loop: dict[str, float] = {}
             try:
                 results["croupier"].append(
-                    events_rate(run, WORKERS, LOGS, f"worker-{tag}", meter=meter)
+                    events_rate(run, WORKERS, LOGS, f"worker-{tag}", meter=meter, loop=loop)
                 )
                 meters["croupier"].append(meter)
                 say(f"  {results['croupier'][-1]:,.0f} events/s{cost(meter)}")
+                if loop:
+                    spent = sum(loop.values())
+                    shares = ", ".join(f"{part} {t / spent:.0%}" for part, t in loop.items())
+                    say(f"  the worker's loop: {shares}")
             except (RuntimeError, TimeoutError) as error:
                 failures.append(str(error))
                 say(f"  croupier failed: {error}")

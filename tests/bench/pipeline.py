@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +18,7 @@ from pathlib import Path
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
+from services.ports import free_port
 from services.settings import Settings
 from services.simulation.streams import CLEAN, Profile, generate
 from tests.bench.meters import Processor
@@ -103,13 +106,13 @@ SAYS_WHERE = (
 
 
 def worker_of(
-    code: Path, s: Settings, name: str, logs: Path, loglevel: str = "warning"
+    code: Path, s: Settings, name: str, logs: Path, loglevel: str = "warning", **extra: str
 ) -> subprocess.Popen[bytes]:
     """One `croupier worker` of the checkout `code` (this repository, or a worktree of another
     commit), run by this venv's Python in that checkout with it first on PYTHONPATH (croupier is
     installed editable from this repository); its log says where its `services` came from (see
     `imported_from`)."""
-    env = {**environment(s), "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(code)}
+    env = {**environment(s), "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(code), **extra}
     args = ["-c", SAYS_WHERE, "worker", "--loglevel", loglevel]
     return start(args, name, logs, env, cwd=code)
 
@@ -236,13 +239,19 @@ def events_rate(
     name: str,
     code: Path | None = None,
     meter: Processor | None = None,
+    loop: dict[str, float] | None = None,
 ) -> float:
     """Input events (rounds and bets) per second decided by `workers` croupier workers over
     preloaded input: every event of both inputs committed by the group. `code`: the workers of
-    that checkout (`worker_of`) instead of this repository's; `meter`: their processor time."""
+    that checkout (`worker_of`) instead of this repository's; `meter`: their processor time;
+    `loop`: where their loops spent that time, by part (their croupier_loop_seconds_total, added
+    up; a checkout without it adds nothing)."""
+    ports = [free_port() for _ in range(workers)]
     procs = [
-        worker(s, f"{name}-{n}", logs) if code is None else worker_of(code, s, f"{name}-{n}", logs)
-        for n in range(workers)
+        worker(s, f"{name}-{n}", logs, CROUPIER_WEB_PORT=str(port))
+        if code is None
+        else worker_of(code, s, f"{name}-{n}", logs, CROUPIER_WEB_PORT=str(port))
+        for n, port in enumerate(ports)
     ]
     if meter is not None:
         meter.watch(p.pid for p in procs)
@@ -250,7 +259,24 @@ def events_rate(
         total = committed_total(s)
         return rate(s.group_id, list(s.inputs), total, procs, logs, first_within=180, meter=meter)
     finally:
+        if loop is not None:
+            for port in ports:
+                for part, seconds in loop_seconds(port).items():
+                    loop[part] = loop.get(part, 0.0) + seconds
         stop(procs)
+
+
+LOOP = re.compile(r'^croupier_loop_seconds_total\{part="(\w+)"\} ([0-9.]+)$', re.MULTILINE)
+
+
+def loop_seconds(port: int) -> dict[str, float]:
+    """A running worker's croupier_loop_seconds_total by part (empty if it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return {}
+    return {part: float(seconds) for part, seconds in LOOP.findall(text)}
 
 
 def committed_total(s: Settings) -> int:
