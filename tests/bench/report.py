@@ -30,6 +30,7 @@ ORDER = (
     "bench-readside",
     "bench-readside-parts",
     "bench-ab",
+    "bench-heap",
 )
 """The benchmarks in the document's order; a result file of another name comes after them."""
 
