@@ -62,8 +62,8 @@ FAMILIES: Final = (
     Family(
         "croupier_loop_seconds_total",
         "counter",
-        "Time the consume-fold-produce loop spent, by part (read, fold, produce, wait: for the "
-        "previous transaction's commit).",
+        "Time the consume-fold-produce loop spent, by part (read: idle time too, fold, produce, "
+        "wait: for the previous transaction's commit).",
         ("part",),
     ),
     Family("croupier_events_in_total", "counter", "Input events read, by topic.", ("topic",)),

@@ -35,7 +35,7 @@ croupier_state_records_total 12
 # HELP croupier_state_bytes_total State changelog bytes written.
 # TYPE croupier_state_bytes_total counter
 croupier_state_bytes_total 3456
-# HELP croupier_loop_seconds_total Time the consume-fold-produce loop spent, by part (read, fold, produce, wait: for the previous transaction's commit).
+# HELP croupier_loop_seconds_total Time the consume-fold-produce loop spent, by part (read: idle time too, fold, produce, wait: for the previous transaction's commit).
 # TYPE croupier_loop_seconds_total counter
 croupier_loop_seconds_total{part="read"} 0.500000
 croupier_loop_seconds_total{part="fold"} 2.250000
