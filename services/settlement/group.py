@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
@@ -36,6 +37,20 @@ def consumer(s: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
             **({"group.instance.id": s.instance_id} if s.instance_id else {}),
         },
     )
+
+
+def fenced(messages: list[Any]) -> KafkaError | None:
+    """The fatal error among what the consumer returned (messages or errors), if any; so is an
+    error of code _FATAL, which confluent-kafka does not flag fatal. librdkafka's consumer is then
+    dead for good. As a static member it gets one when its session expired while the group
+    coordinator did not answer (a paused or cut-off broker): its rejoin is refused as "fenced by
+    another consumer with the same group.instance.id" (librdkafka issue 3437), and it returns
+    nothing from then on."""
+    for message in messages:
+        error = message if isinstance(message, KafkaError) else message.error()
+        if error is not None and (error.fatal() or error.code() == KafkaError._FATAL):
+            return error
+    return None
 
 
 MAGIC = b"CGMDv2:"

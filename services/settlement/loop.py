@@ -76,6 +76,8 @@ class Engine:
         self.assignments = 0
         """Counts the rebalance callbacks run, to tell a batch read across one."""
         self.dangling_unchecked = False  # the principal may not look for them (`fencing`)
+        self.fenced: KafkaError | None = None
+        """A fatal error the consumer's error callback was given (`group.fenced`)."""
         self.generation: int | None = None
         """The group generation whose assignment the tasks follow (None: between a revocation
         and the next assignment); a transaction is sent only in it (`fencing.member`)."""
@@ -115,29 +117,22 @@ class Engine:
             raise RuntimeError("; ".join(problems))
         self.transactions = Transactions(s)
         fencing.register(self)
-        self.consumer = group.consumer(s, self._consumer_error)
         try:
-            consumer = self.consumer
-            self.topics = self.retrying(
-                "output partitions", lambda: group.topics(consumer, s), KafkaException
-            )
-            self.homes = Homes(self.topics.input_partitions)
-            self.consumer.subscribe(
-                list(s.inputs),
-                on_assign=self._on_assign,
-                on_revoke=self._on_revoke,
-                on_lost=self._on_lost,
-            )
+            consumer = rebalance.join(self)
             idle = time.monotonic()
             while not self.stopping.is_set():
                 assignments = self.assignments
                 reading_since = time.monotonic()
-                messages = reading.take(self.consumer, s.batch_records, 0.2)
+                messages = reading.take(consumer, s.batch_records, 0.2)
                 self.metrics.loop_seconds["read"] += time.monotonic() - reading_since
+                fenced, self.fenced = group.fenced(messages) or self.fenced, None
+                if fenced is not None:
+                    consumer = rebalance.rejoin(self, fenced)
+                    continue
                 if self.assignments != assignments:
                     # tasks were built inside `take`: what it returned may have been fetched
                     # before (past their positions); dropped, and read again from them
-                    rebalance.reposition(self, self.consumer)
+                    rebalance.reposition(self, consumer)
                     continue
                 if messages:
                     idle = time.monotonic()
@@ -148,14 +143,15 @@ class Engine:
                         idle_work.rewrite(self)
                         idle_work.past_markers(self)
                 if self.rebuild and time.monotonic() >= self.rebuild_at:
-                    rebalance.rebuild_dropped(self, self.consumer)
+                    rebalance.rebuild_dropped(self, consumer)
                 if self.blocked and time.monotonic() - self.blocked_at > BLOCKED_RETRY:
-                    rebalance.retry_blocked(self, self.consumer)
+                    rebalance.retry_blocked(self, consumer)
         finally:
             with contextlib.suppress(Failed, AccessDenied):
                 self.settle()
             self.tasks.clear()
-            self.consumer.close()
+            if self.consumer is not None:
+                self.consumer.close()
             self.transactions.close()
         if self.denied is not None:
             raise self.denied
@@ -172,9 +168,10 @@ class Engine:
                 time.sleep(1)
 
     def _consumer_error(self, error: KafkaError) -> None:
-        if error.fatal():
-            log.critical("consumer: %s; stopping the worker", error)
-            self.stopping.set()
+        """librdkafka's background errors: retried by it, so told; a fatal one (the consumer
+        fenced) is kept for the loop, which joins again with a new consumer."""
+        if group.fenced([error]) is not None:
+            self.fenced = error
         else:
             log.info("consumer: %s", error)
 

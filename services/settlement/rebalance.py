@@ -9,21 +9,42 @@ no transaction is open then.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from services import heap
-from services.settlement import restore
+from services.settlement import group, restore
+from services.settlement.misrouted import Homes
 from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
+from services.settlement.transaction import Failed
 
 if TYPE_CHECKING:
     from services.settlement.loop import Engine
 
 log = logging.getLogger("croupier.engine")
+
+
+def join(engine: Engine) -> Consumer:
+    """The worker's consumer of the inputs, its topics' partitions read, subscribed with the
+    engine's rebalance callbacks (which call `assigned`, `revoked` and `lost`)."""
+    s = engine.settings
+    engine.consumer = consumer = group.consumer(s, engine._consumer_error)
+    engine.topics = engine.retrying(
+        "output partitions", lambda: group.topics(consumer, s), KafkaException
+    )
+    engine.homes = Homes(engine.topics.input_partitions)
+    consumer.subscribe(
+        list(s.inputs),
+        on_assign=engine._on_assign,
+        on_revoke=engine._on_revoke,
+        on_lost=engine._on_lost,
+    )
+    return consumer
 
 
 def assigned(engine: Engine, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -80,6 +101,28 @@ def lost(engine: Engine, partitions: list[TopicPartition]) -> None:
     log.warning(
         "tasks %s lost with the group's session", sorted({tp.partition for tp in partitions})
     )
+
+
+def rejoin(engine: Engine, error: KafkaError) -> Consumer:
+    """The consumer died of a fatal error (`group.fenced`): every task is dropped as with a lost
+    session, and a new consumer joins the group, as a restarted worker would; the tasks assigned
+    to it are built from what was committed."""
+    log.error(
+        "consumer: %s; its tasks %s are dropped and a new consumer joins the group",
+        error.str(),
+        sorted(engine.tasks),
+    )
+    with contextlib.suppress(Failed):
+        engine.settle()  # fails too, most likely: the group metadata it sent is fenced
+    _forget(engine, sorted(engine.tasks))
+    engine.blocked.clear()
+    engine.rebuild.clear()
+    engine.generation = None
+    old, engine.consumer = engine.consumer, None
+    if old is not None:
+        with contextlib.suppress(KafkaException, RuntimeError):
+            old.close()
+    return join(engine)
 
 
 def _forget(engine: Engine, partitions: list[int]) -> None:

@@ -20,10 +20,17 @@ Fault = Callable[[Broker, random.Random], None]
 
 
 def settle_through(
-    broker: Broker, name: str, fault: Fault, *, seed: int, table: str, note: str
+    broker: Broker,
+    name: str,
+    fault: Fault,
+    *,
+    seed: int,
+    table: str,
+    note: str,
+    static: bool = False,
 ) -> None:
     """Two workers settle a floor while `fault` strikes twice; nothing lost, repeated or changed.
-    `table` plays the 10,000-bet round."""
+    `table` plays the 10,000-bet round; with `static`, the workers are static group members."""
     rng = seeded(name)
     started = time.monotonic()
     settings = isolated_settings(broker.bootstrap, partitions=4, session_timeout_ms=6000)
@@ -31,7 +38,8 @@ def settle_through(
     background = tables(SEED + seed, tables=12, rounds=20)
     head, result = big_round(SEED + seed, table)
     with cluster(settings, name.replace(" ", "-")) as workers:
-        workers.keep(2)
+        for n in range(2):
+            workers.spawn(instance=f"{settings.group_id}-{n}" if static else None)
         assert not workers.healthy(timeout=90), "the workers did not start"
         feeder = Feeder(settings, background, rate=len(background) / 40).start()
         feeder.publish(head)
