@@ -134,23 +134,29 @@ def build(
 
 
 class Unsettled(Exception):
-    """A state partition's committed records end behind the offsets its group committed, and a
-    transaction left open on it holds them back: the build waits for it to end."""
+    """A state partition does not match the offsets its group committed for a while after a
+    fault, as it will once what is pending settles: the build waits for it."""
 
 
 PATIENCE = 60.0
-"""Seconds a build waits for such a transaction before it takes the state as it reads."""
-_behind_since: dict[tuple[str, int], float] = {}
+"""Seconds a build waits for that before it takes the state as it reads."""
+_unsettled_since: dict[tuple[str, int], float] = {}
 
 
 def _settled(
     s: Settings, logs: dict[int, changelog.Log], committed: dict[tuple[str, int], int | None]
 ) -> None:
-    """Raise Unsettled while a task's state read ends behind its committed offsets because a
-    transaction is open on its partition (a worker that died or was given up mid-transaction:
-    its records, before the last stable offset, hold back those committed after them). The
-    brokers abort it within the transaction timeout; then the state is whole again."""
-    behind = []
+    """Raise Unsettled while a task's state and its committed offsets differ in one of two ways
+    that end by themselves (docs/BROKER-FAULTS.md):
+
+    - the state ends behind them because a transaction is open on its partition (a worker that
+      died or was given up mid-transaction: its records, before the last stable offset, hold
+      back those committed after them); the brokers abort it within the transaction timeout;
+    - the state is ahead of them: its last transaction is committed, but the offsets it
+      committed are not readable yet (their coordinator moved while a broker was paused or cut
+      off), though they were written in the same transaction.
+    """
+    behind, ahead = [], []
     for p, found in logs.items():
         raw = found.entries.get(state.TASK_KEY)
         try:
@@ -158,21 +164,26 @@ def _settled(
         except state.StateError:
             continue
         at = {"rounds": -1, "bets": -1} if position is None else vars_of(position)
-        if any((committed[(role, p)] or 0) > at[role] for role in ROLES):
+        offsets = {role: committed[(role, p)] for role in ROLES}
+        if any((offsets[role] or 0) > at[role] for role in ROLES):
             behind.append(p)
+        elif any(o is not None and o < at[role] for role, o in offsets.items()):
+            ahead.append(p)
     now = time.monotonic()
-    for key in [k for k in _behind_since if k[0] == s.topic_state and k[1] not in behind]:
-        del _behind_since[key]
-    if not behind:
-        return
-    open_ = changelog.open_transactions(s, {p: logs[p].end for p in behind})
+    for key in [k for k in _unsettled_since if k[0] == s.topic_state]:
+        if key[1] not in behind + ahead:
+            del _unsettled_since[key]
+    open_ = changelog.open_transactions(s, {p: logs[p].end for p in behind}) if behind else []
     waiting = [
-        p for p in open_ if now - _behind_since.setdefault((s.topic_state, p), now) < PATIENCE
+        p
+        for p in sorted([*open_, *ahead])
+        if now - _unsettled_since.setdefault((s.topic_state, p), now) < PATIENCE
     ]
     if waiting:
         raise Unsettled(
-            f"{s.topic_state} partitions {waiting}: the state ends behind the committed offsets "
-            "while a transaction is open there; waiting for it to end"
+            f"{s.topic_state} partitions {waiting}: the state and the offsets its group committed "
+            "differ (a transaction still open there, or the offsets of the last one not readable "
+            "yet); waiting for them to settle"
         )
 
 
