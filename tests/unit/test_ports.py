@@ -3,6 +3,7 @@ before its web server starts."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,10 +68,12 @@ def test_a_port_someone_listens_on_is_never_handed_out(monkeypatch: pytest.Monke
     taken.bind(("127.0.0.1", 0))
     taken.listen()
     port = taken.getsockname()[1]
-    picks = iter([port, port, port + 1])
-    monkeypatch.setattr("services.ports.FREE_PORTS", range(port, port + 2))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    picks = itertools.chain([port, port], itertools.repeat(free))
     monkeypatch.setattr("services.ports.random.choice", lambda _: next(picks))
     try:
-        assert free_port() == port + 1
+        assert free_port() == free
     finally:
         taken.close()
