@@ -125,7 +125,8 @@ class Engine:
                 reading_since = time.monotonic()
                 messages = reading.take(consumer, s.batch_records, 0.2)
                 self.metrics.loop_seconds["read"] += time.monotonic() - reading_since
-                fenced, self.fenced = group.fenced(messages) or self.fenced, None
+                fenced = group.fenced(messages) or self.fenced
+                self.fenced = None
                 if fenced is not None:
                     consumer = rebalance.rejoin(self, fenced)
                     continue

@@ -128,8 +128,9 @@ def rejoin(engine: Engine, error: KafkaError) -> Consumer:
 def _forget(engine: Engine, partitions: list[int]) -> None:
     """Drop tasks that left this worker, and give the C heap's share of their memory back (their
     state holds no reference cycles: it is freed as the last reference goes)."""
-    gone = [p for p in partitions if engine.tasks.pop(p, None) is not None]
+    gone = False
     for p in partitions:
+        gone |= engine.tasks.pop(p, None) is not None
         engine.metrics.pending.pop(p, None)
     if gone:
         heap.release()
