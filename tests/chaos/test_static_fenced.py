@@ -41,6 +41,7 @@ def test_a_static_member_fenced_by_its_id_taken_joins_again_and_loses_nothing(
                 "group.id": settings.group_id,
                 "group.instance.id": ids[0],
                 "session.timeout.ms": 6000,
+                "enable.auto.commit": False,  # it takes the id, never the offsets
             }
         )
         impostor.subscribe(list(settings.inputs))
