@@ -13,54 +13,56 @@ import logging
 from typing import Any
 
 from schemas.journal import records as journal_records
-from schemas.records import Record
+from schemas.records import Record, Rejected
 from services.settlement.metrics import Metrics
 from services.settlement.misrouted import ADVICE, Homes, cause, table_of
+from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
 from services.settlement.routing import Message, Topics, count, route
 
 log = logging.getLogger("croupier.engine")
+Inputs = tuple[list[Any], list[Any]]
+"""A task's messages of a batch from `rounds`, then from `bets`."""
 
 
 def fold(
     task: Task,
-    messages: list[Any],
+    inputs: Inputs,
     topics: Topics,
-    kinds: dict[str, str],
     metrics: Metrics,
     durable: bool,
     homes: Homes,
 ) -> list[Message]:
-    """Fold a task's messages (confluent-kafka's, in offset order per partition) and give the
-    messages of its transaction; the task's positions move past them."""
+    """Fold a task's messages (confluent-kafka's, in offset order per partition and input) and
+    give the messages of its transaction; the task's positions move past them."""
     p = task.partition
-    state = task.fold
+    feed = task.fold.feed
     records: list[Record] = []
+    keys: dict[int, bytes | None] = {}
+    """The key of the input each rejection refuses, by the rejection's place in `records`."""
     out: list[Message] = []
-    messages.sort(key=lambda m: kinds[m.topic()] != "rounds")  # stable: rounds, then bets
-    events = metrics.events_in
-    positions = task.positions
-    for message in messages:
-        topic = message.topic()
-        role = kinds[topic]
-        events[topic] += 1
-        value = message.value()
-        home = homes.of(value)
-        if home is not None and home != p:
-            out.append(_forward(message, home, metrics, homes))
-            positions[role] = message.offset() + 1
+    for role, messages in zip(ROLES, inputs, strict=True):
+        if not messages:
             continue
-        n = len(records)
-        state.feed(role, value, records)
-        if len(records) > n:
-            key = message.key()
-            out.extend(route(record, topics, p, key) for record in records[n:])
-        positions[role] = message.offset() + 1
+        metrics.events_in[messages[0].topic()] += len(messages)
+        for message in messages:
+            value = message.value()
+            home = homes.of(value)
+            if home is not None and home != p:
+                out.append(_forward(message, home, metrics, homes))
+                continue
+            n = len(records)
+            feed(role, value, records)
+            if len(records) > n and type(records[n]) is Rejected:  # then the only record
+                keys[n] = message.key()
+        task.positions[role] = messages[-1].offset() + 1
+    state = task.fold
     for table_id in sorted(state.boards_changed):
         stats = state.stats(table_id)
         if stats is not None:
-            out.append(route(stats, topics, p, None))
+            records.append(stats)
     state.boards_changed.clear()
+    out.extend([route(record, topics, p, keys.get(n)) for n, record in enumerate(records)])
     count(records, metrics.decisions, metrics.rejections)
     decisions = (topics.settlements, topics.refunds, topics.adjustments)
     decided = [value for topic, _, _, value, _ in out if topic in decisions and value]

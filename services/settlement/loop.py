@@ -218,7 +218,7 @@ class Engine:
         assert topics is not None
         tasks = self.tasks
         kind = self.kind
-        work: dict[int, list[Any]] = {}
+        work: dict[int, batch.Inputs] = {}
         for message in messages:
             error = message.error()
             if error is not None:
@@ -226,15 +226,19 @@ class Engine:
                 continue
             p = message.partition()
             task = tasks.get(p)
-            if task is not None and message.offset() >= task.positions[kind[message.topic()]]:
-                work.setdefault(p, []).append(message)
+            role = kind[message.topic()]
+            if task is not None and message.offset() >= task.positions[role]:
+                inputs = work.get(p)
+                if inputs is None:
+                    inputs = work[p] = ([], [])
+                inputs[role == "bets"].append(message)
         if not work:
             return
         durable = self.settings.durable_state
         homes = self.homes
         folded = {
-            p: (tasks[p], batch.fold(tasks[p], items, topics, kind, self.metrics, durable, homes))
-            for p, items in work.items()
+            p: (tasks[p], batch.fold(tasks[p], inputs, topics, self.metrics, durable, homes))
+            for p, inputs in work.items()
         }
         newest = max(m.timestamp()[1] for m in messages) / 1000
         spent = self.metrics.loop_seconds

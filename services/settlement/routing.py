@@ -71,27 +71,23 @@ def route(record: Record, topics: Topics, task: int, key: bytes | None) -> Messa
             assert_never(record)
 
 
-def kind(record: Record) -> str | None:
-    """The label a decision is counted under in the worker's metrics (None: no decision)."""
-    match record:
-        case Settlement():
-            return "settlement"
-        case Refund():
-            return f"refund:{record.reason}"
-        case Adjustment():
-            return f"adjustment:{record.cause}"
-        case Rejected() | TableStats():
-            return None
-        case _:
-            assert_never(record)
-
-
 def count(records: list[Record], decisions: Counter[str], rejections: Counter[str]) -> None:
-    """Count a batch's decisions by kind and its rejections by reason."""
+    """Count a batch's decisions by kind (`settlement`, `refund:<reason>`,
+    `adjustment:<cause>`) and its rejections by reason."""
+    settled = 0
     for record in records:
-        if isinstance(record, Rejected):
-            rejections[record.reason] += 1
-        else:
-            label = kind(record)
-            if label is not None:
-                decisions[label] += 1
+        match record:
+            case Settlement():
+                settled += 1
+            case Refund():
+                decisions[f"refund:{record.reason}"] += 1
+            case Adjustment():
+                decisions[f"adjustment:{record.cause}"] += 1
+            case Rejected():
+                rejections[record.reason] += 1
+            case TableStats():
+                pass
+            case _:
+                assert_never(record)
+    if settled:
+        decisions["settlement"] += settled

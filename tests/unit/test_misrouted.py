@@ -150,7 +150,14 @@ TOPICS = Topics(
     rejected_partitions=2,
     input_partitions=2,
 )
-KINDS = {"rounds": "rounds", "bets": "bets"}
+
+
+def _inputs(messages: list[_Message]) -> batch.Inputs:
+    """A task's messages of a batch as the engine hands them over: rounds', then bets'."""
+    return (
+        [m for m in messages if m.topic() == "rounds"],
+        [m for m in messages if m.topic() == "bets"],
+    )
 
 
 def _task(partition: int) -> Task:
@@ -172,7 +179,7 @@ def test_a_batch_forwards_another_tables_input_unchanged_and_folds_nothing_of_it
         _Message("rounds", 0, 1, round_event("opened", "R1", here, game="sicbo"), here.encode()),
     ]
     values = [m.value() for m in messages]
-    out = batch.fold(task, messages, TOPICS, KINDS, metrics, False, Homes(2))
+    out = batch.fold(task, _inputs(messages), TOPICS, metrics, False, Homes(2))
 
     forwarded = [m for m in out if m[0] in ("rounds", "bets")]
     assert forwarded == [
@@ -195,14 +202,13 @@ def test_the_task_of_the_tables_partition_decides_the_forwarded_input() -> None:
         _Message("rounds", 1, 2, round_event("result", "R1", there, dice=[1, 2, 3]), None),
         _Message("bets", 1, 0, bet(1, table_id=there), there.encode()),
     ]
-    out = batch.fold(task, messages, TOPICS, KINDS, Metrics(), False, Homes(2))
+    out = batch.fold(task, _inputs(messages), TOPICS, Metrics(), False, Homes(2))
     assert [m[0] for m in out if m[0] not in ("accepted", "table-stats")] == ["settlements"]
 
 
 def test_an_input_naming_no_table_is_rejected_where_it_was_read() -> None:
     task, metrics = _task(1), Metrics()
-    out = batch.fold(
-        task, [_Message("bets", 1, 0, b"not json", b"k")], TOPICS, KINDS, metrics, False, Homes(2)
-    )
+    refused = _Message("bets", 1, 0, b"not json", b"k")
+    out = batch.fold(task, _inputs([refused]), TOPICS, metrics, False, Homes(2))
     assert [(m[0], m[2]) for m in out if m[0] != "accepted"] == [("rejected", b"k")]
     assert not metrics.misrouted
