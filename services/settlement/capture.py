@@ -2,14 +2,14 @@
 
 `changes` gives what the fold changed since the last call (a forgotten round's keys as tombstones,
 value None): what a batch writes is proportional to what the batch changed, never to the whole
-state. `snapshot` gives every entry of the state, `Rewrite` the same spread over transactions.
+state. `snapshot` gives every entry of the state, `part` one table or round of it written whole
+(what the store writes again of its oldest parts).
 The entries' format is `state`'s; the same state always gives the same bytes (docs/DESIGN.md,
 "The state store").
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from itertools import islice
 
@@ -25,6 +25,7 @@ from services.settlement.state import (
     BoardState,
     CorrectionState,
     Entry,
+    Part,
     RoundState,
     TableState,
     bets_key,
@@ -74,59 +75,31 @@ def snapshot(fold: Fold) -> list[Entry]:
     return sorted(entries)
 
 
-class Rewrite:
-    """The whole state written again, a part in each transaction, from offset `start` of the
-    task's state partition on; once `done`, every entry live then was written at or after `start`,
-    so a restore can read the partition from there (docs/DESIGN.md, "Durable state").
-
-    A part is a table (its entry and board) or a round (its header and its bets joined into as few
-    segments as fit, the segments past the new count tombstoned). Each transaction may write
-    `credit` bytes of parts (credit not used carries over): the rewrite costs the transactions
-    that earn it, in proportion to what they wrote, never one large transaction.
-    """
-
-    def __init__(self, fold: Fold, start: int) -> None:
-        self.start = start
-        self.credit = 0
-        self.written = 0
-        self.records = 0
-        self._parts: deque[tuple[str, str | None]] = deque()
-        for table_id in sorted(fold.tables):
-            self._parts.append((table_id, None))
-            self._parts.extend((table_id, r) for r in sorted(fold.tables[table_id].rounds))
-
-    @property
-    def done(self) -> bool:
-        return not self._parts
-
-    def step(self, fold: Fold, credit: int) -> list[Entry]:
-        """The parts this transaction writes, given `credit` more bytes (after `changes`)."""
-        self.credit += credit
-        entries: list[Entry] = []
-        while self._parts:
-            table_id, round_id = self._parts[0]
-            table = fold.tables.get(table_id)
-            rnd = None if table is None or round_id is None else table.rounds.get(round_id)
-            if table is None or (round_id is not None and rnd is None):
-                self._parts.popleft()  # forgotten since: its tombstones were written
-                continue
-            assert table is not None
-            size = _size(table, rnd)
-            if size > self.credit:
-                break
-            self._parts.popleft()
-            part = _table_entries(table) if rnd is None else _round_entries(table, rnd)
-            self.credit -= size
-            self.written += sum(len(key) + len(value or b"") for key, value in part)
-            self.records += len(part)
-            entries.extend(part)
-        return entries
+def part(fold: Fold, which: Part) -> list[Entry] | None:
+    """A part of the fold's state written whole (None when the fold no longer holds it): a table's
+    entry and board, or a round's entry and its bets joined into as few segments as fit, the
+    segments past the new count tombstoned."""
+    table_id, round_id = which
+    table = fold.tables.get(table_id)
+    if table is None:
+        return None
+    if round_id is None:
+        return _table_entries(table)
+    rnd = table.rounds.get(round_id)
+    return None if rnd is None else _round_entries(table, rnd)
 
 
-def _size(table: Table, rnd: Round | None) -> int:
-    """About the bytes a part takes (its bets' lines, or a table's board)."""
-    if rnd is None:
+def size(fold: Fold, which: Part) -> int:
+    """About the bytes `part` writes (its bets' lines, or a table's board); 0 for one not held."""
+    table_id, round_id = which
+    table = fold.tables.get(table_id)
+    if table is None:
+        return 0
+    if round_id is None:
         return 256 + (0 if table.board is None else 128 * len(table.board.rounds))
+    rnd = table.rounds.get(round_id)
+    if rnd is None:
+        return 0
     return 512 + sum(len(table.bets[bet_id]) + 1 for bet_id in rnd.seqs.values())
 
 

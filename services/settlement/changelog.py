@@ -1,10 +1,11 @@
 """Reading tasks' state back from their partitions of the state topic (the store's Kafka side).
 
-A restore reads a partition from the start of the task's last whole rewrite (the `snapshot` offset
-its latest position record names), not from offset 0: what lies before it is superseded or
-forgotten, and right after a long catch-up the compacted topic still holds much of that (its
-cleaner has not run over the newest segments, and it keeps tombstones a while). The position record
-is the last record of every transaction, so it is found by reading back from the end.
+A restore reads a partition from where the oldest part of the task's state was last written whole
+(the `snapshot` offset its latest position record names), not from offset 0: what lies before it
+is superseded or forgotten, and right after a long catch-up the compacted topic still holds much
+of that (its cleaner has not run over the newest segments, and it keeps tombstones a while). The
+position record is the last record of every transaction, so it is found by reading back from the
+end.
 
 Reads are read_committed and end at the last stable offset, measured once the task's committed
 input offsets are stable (`restore`): a transaction its previous owner left open is not read.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
@@ -37,6 +38,8 @@ class Log:
     them cost."""
 
     entries: dict[bytes, bytes]
+    offsets: dict[bytes, int] = field(default_factory=dict)
+    """The offset each live entry was read at (where the store ages its parts from)."""
     records: int = 0
     size: int = 0
     seconds: float = 0.0
@@ -73,8 +76,8 @@ def reader(settings: Settings, **extra: Any) -> Consumer:
 
 
 def read(settings: Settings, partitions: list[int]) -> dict[int, Log]:
-    """Every committed record of these partitions of the state topic, from the start of each
-    task's last rewrite to the end."""
+    """Every committed record of these partitions of the state topic, from each task's restore
+    offset (its position's snapshot) to the end."""
     started = time.monotonic()
     tps = [TopicPartition(settings.topic_state, p) for p in partitions]
     logs = {p: Log(entries={}) for p in partitions}
@@ -154,12 +157,12 @@ def scan(
 
 
 def start_of(position: state.Position | None, first: int, end: int) -> int:
-    """Where to read a partition from: its last rewrite's start, within what it holds."""
+    """Where to read a partition from: its position's snapshot, within what it holds."""
     return min(max(first, 0 if position is None else position.snapshot), end)
 
 
 def miscounted(log: Log, position: state.Position | None, first: int) -> bool:
-    """A read from a rewrite's start that did not find the entries its position counts (the topic
+    """A read from the snapshot offset that did not find the entries its position counts (the topic
     was copied at other offsets, say): the partition is read whole instead."""
     if position is None or position.entries < 0 or log.start <= first:
         return False
@@ -184,8 +187,10 @@ def _entries(
         value = message.value()
         if value is None:
             log.entries.pop(key, None)
+            log.offsets.pop(key, None)
         else:
             log.entries[key] = value
+            log.offsets[key] = message.offset() or 0
             log.size += len(value)
 
     scan(consumer, _of(topic, starts), _of(topic, ends), keep)

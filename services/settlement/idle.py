@@ -1,7 +1,7 @@
 """A worker's work while no input comes: transactions of a task's state or offsets alone.
 
-- A whole rewrite of a task's state in progress goes on, part by part, so that it completes when
-  the input stops (`store.IDLE_CREDIT` records each).
+- A task's store that is writing its oldest parts again goes on with it (`store.IDLE_CREDIT`
+  bytes a transaction), so that its restore offset moves on when the input stops.
 - A task's offsets move past the transaction markers its input ends with. A forwarded input
   (`misrouted`) is written by a transaction, so its partition ends with a commit marker that no
   consumer is handed; the consumer's position steps over it, and once nothing else is read the
@@ -21,11 +21,11 @@ if TYPE_CHECKING:
     from services.settlement.loop import Engine
 
 
-def rewrite(engine: Engine) -> None:
-    """A rewrite in progress goes on in a transaction of its own."""
+def clean(engine: Engine) -> None:
+    """A store writing its oldest parts again goes on in a transaction of its own."""
     engine.settle()
     for task in list(engine.tasks.values()):
-        if task.store.rewriting:
+        if task.store.cleaning:
             engine.write_state(task, IDLE_CREDIT)
 
 

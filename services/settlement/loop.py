@@ -40,8 +40,8 @@ from services.topics import broker_errors, ensure
 log = logging.getLogger("croupier.engine")
 T = TypeVar("T")
 IDLE = 1.0
-"""Seconds without input after which a task's rewrite in progress goes on in transactions of its
-own, so that it completes when the input stops."""
+"""Seconds without input after which a task's store writing its oldest parts again goes on in
+transactions of its own, so that its restore offset moves on when the input stops."""
 BLOCKED_RETRY = 30.0
 """Seconds between two attempts to start a blocked task."""
 LOUD = 1000
@@ -141,7 +141,7 @@ class Engine:
                 else:
                     self.settle()
                     if time.monotonic() - idle > IDLE:
-                        idle_work.rewrite(self)
+                        idle_work.clean(self)
                         idle_work.past_markers(self)
                 if self.rebuild and time.monotonic() >= self.rebuild_at:
                     rebalance.rebuild_dropped(self, consumer)
@@ -334,8 +334,8 @@ class Engine:
     ) -> None:
         assert self.topics is not None
         p = task.partition
-        if self.settings.durable_state and task.store.committed(ends.get((self.topics.state, p))):
-            self._rewritten(task)
+        if self.settings.durable_state:
+            task.store.committed(ends.get((self.topics.state, p)))
         self.metrics.pending[p] = task.fold.pending
         if task.ready_at is not None:
             log.info(
@@ -349,17 +349,6 @@ class Engine:
             )
             task.ready_at = None
 
-    def _rewritten(self, task: Task) -> None:
-        store = task.store
-        log.info(
-            "task %d: whole state written again (%d records, %d bytes): restores read its "
-            "state partition from offset %d",
-            task.partition,
-            store.live[0],
-            store.live[1],
-            store.snapshot,
-        )
-
     def _consumer_message_error(self, error: KafkaError) -> None:
         denied = self.refusal(KafkaException(error))
         if denied is not None:
@@ -369,10 +358,10 @@ class Engine:
     # -- work without input --
 
     def write_state(self, task: Task, credit: int = 0) -> bool:
-        """A transaction of the task's state alone (a refold's whole state, or the next part of a
-        rewrite), committed before it returns; False when it failed and the task is to be built
-        again. The task's offsets go with it, so that a worker no longer in the group cannot
-        write it."""
+        """A transaction of the task's state alone (a refold's whole state, or more of its oldest
+        parts written again), committed before it returns; False when it failed and the task is
+        to be built again. The task's offsets go with it, so that a worker no longer in the group
+        cannot write it."""
         assert self.topics is not None and self.transactions is not None
         assert self.consumer is not None
         self.settle()
@@ -388,8 +377,6 @@ class Engine:
         except Failed as error:
             self._failed(error, [task.partition])
             return False
-        if self.settings.durable_state and task.store.committed(
-            ends.get((self.topics.state, task.partition))
-        ):
-            self._rewritten(task)
+        if self.settings.durable_state:
+            task.store.committed(ends.get((self.topics.state, task.partition)))
         return True

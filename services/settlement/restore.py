@@ -92,7 +92,7 @@ def build(
             )
             match start:
                 case Restored():
-                    store = Store.restored(log_p.found() if log_p else None, None)
+                    store = _store(log_p, None)
                     built.ready[p] = Task(
                         partition=p, fold=start.fold, store=store, positions=start.positions
                     )
@@ -109,7 +109,7 @@ def build(
             log.warning("task %d: refolded from its input: %s", p, how.why)
         kept = logs.get(p)
         stale = how.stale if s.durable_state and how.why is not None else None
-        store = Store.restored(kept.found() if kept else None, stale)
+        store = _store(kept, stale)
         built.ready[p] = Task(partition=p, fold=folds[p], store=store, positions=dict(how.upto))
     for task in built.ready.values():
         task.fold.boards_changed.clear()
@@ -131,6 +131,12 @@ def build(
         time.process_time() - cpu,
     )
     return built
+
+
+def _store(log: changelog.Log | None, stale: frozenset[bytes] | None) -> Store:
+    if log is None:
+        return Store.restored(None, stale, {})
+    return Store.restored(log.found(), stale, log.offsets)
 
 
 class Unsettled(Exception):

@@ -114,6 +114,26 @@ def bets_key(table_id: str, round_id: str, segment: int) -> bytes:
     return ENCODER.encode(("bets", table_id, round_id, str(segment)))
 
 
+Part = tuple[str, str | None]
+"""What the store writes whole at once: a table (its entry and its board), or a round (its entry
+and its bets' segments), named (table_id, None) or (table_id, round_id)."""
+_KEY: Final = msgspec.json.Decoder(tuple[str, ...])
+
+
+def part_of(key: bytes) -> Part | None:
+    """The part an entry's key belongs to (None: the position's key, or no key of the state)."""
+    try:
+        match _KEY.decode(key):
+            case ("table" | "board", table_id):
+                return (table_id, None)
+            case ("round", table_id, round_id) | ("bets", table_id, round_id, _):
+                return (table_id, round_id)
+            case _:
+                return None
+    except msgspec.DecodeError:
+        return None
+
+
 def restore(
     entries: Mapping[bytes, bytes],
     horizon: int,
@@ -312,7 +332,7 @@ TASK_KEY: Final = ENCODER.encode(("task",))
 class Position(msgspec.Struct, frozen=True, kw_only=True, tag="task", gc=False):
     """Written in every transaction: the state is the fold of the input below these offsets, and
     every entry of it was written at or after offset `snapshot` of the task's state partition
-    (the start of its last whole rewrite; 0 when it was never rewritten: read it all)."""
+    (where the oldest part of it was last written whole; 0: read it all)."""
 
     v: int
     rounds: int

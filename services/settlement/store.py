@@ -1,15 +1,17 @@
 """A task's state store: what each transaction writes of its fold's state, and where a restore
-of it starts (pure; the model is Kafka Streams' state store and its changelog).
+of it starts (pure; the model is Kafka Streams' state store and its changelog, and the cleaner of
+a log-structured store).
 
 Every transaction writes what its batch changed (`capture.changes`: the changed tables, boards,
 rounds and new segments of bets; tombstones for forgotten rounds) and last the task's position
 record: the input offsets its state is the fold of, and the offset of its state partition a
-restore reads from. The changelog is compacted, but compaction lags; so once the records written
-since the last whole rewrite outgrow the live state (or a floor), the store writes the whole
-state again, a part in each transaction, in proportion to what the transaction wrote
-(`capture.Rewrite`). When a rewrite completes, every live entry was written at or after its start,
-and restores read the partition from there: a restore reads at most about twice the live state,
-whatever the history (docs/DESIGN.md, "The state store").
+restore reads from. That offset is the age of the oldest part of the state: each part (a table,
+or a round with its bets) is written whole when it first appears, and the store remembers from
+which offset on, at the latest, it was. The changelog is compacted, but compaction lags; so once
+the partition from that offset on outgrows the live state twice over (or a floor), each
+transaction also writes the oldest parts whole again, in proportion to what it wrote, and the
+restore offset moves past them. A restore thus reads about twice the live state at most, whatever
+the history, and whenever the worker stopped (docs/DESIGN.md, "The state store").
 
 After a refold, the first transaction writes the whole state and tombstones the keys of the old
 state that it no longer holds (`stale`).
@@ -17,20 +19,22 @@ state that it no longer holds (`stale`).
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from services.settlement import capture, state
 from services.settlement.fold import Fold
-from services.settlement.state import Entry
+from services.settlement.state import Entry, Part
 
-REWRITE_BYTES: Final = 2 * 1024 * 1024
-REWRITE_RECORDS: Final = 5_000
-"""A whole rewrite starts once the records (or bytes) written since the last one pass these and the
-live state's own."""
+SPAN: Final = 2
+"""How many times the live state's records the partition may hold from the restore offset on
+before the oldest parts are written again."""
+FLOOR: Final = 5_000
+"""Records the partition may hold from the restore offset on in any case (a small state)."""
 IDLE_CREDIT: Final = 1024 * 1024
-"""Bytes of a rewrite in progress written in a transaction of its own when the input is idle."""
+"""Bytes of oldest parts written again in a transaction of their own when the input is idle."""
 
 Positions = dict[str, int]
 """The next offset to read of each input role (`rounds`, `bets`)."""
@@ -55,93 +59,111 @@ class Store:
     stale: frozenset[bytes] | None = None
     """Set after a refold: the next transaction writes the whole state and tombstones these."""
     end: int | None = None
-    """The offset after the last state record committed (None: unknown, no rewrite starts)."""
-    snapshot: int = 0
-    """Where a restore of this task starts reading its state partition."""
-    rewrite: capture.Rewrite | None = None
-    tail: tuple[int, int] = (0, 0)
-    """State records and bytes written since the last whole rewrite completed (or left unread)."""
-    live: tuple[int, int] = (0, 0)
-    """Records and bytes the last whole rewrite wrote (or the live state restored)."""
-    writing: deque[tuple[int, int]] = field(default_factory=deque)
-    """State records and bytes of each transaction written and not yet committed, oldest first
-    (the worker folds the next batch while the last one commits)."""
+    """The offset after the last state record committed (None: unknown; nothing written again)."""
+    ages: OrderedDict[Part, int] = field(default_factory=OrderedDict)
+    """Each live part, oldest first, and an offset at or before which it was last written whole."""
+    live: int = 0
+    """The entries of the state at the last transaction."""
+    credit: int = 0
+    """Bytes of oldest parts earned and not yet written (a part waits until it is affordable)."""
+    floor: int = FLOOR
 
     @classmethod
-    def restored(cls, found: Found | None, stale: frozenset[bytes] | None) -> Store:
-        """The store of a task whose state partition a restore read (None: not read)."""
+    def restored(
+        cls, found: Found | None, stale: frozenset[bytes] | None, offsets: Mapping[bytes, int]
+    ) -> Store:
+        """The store of a task whose state partition a restore read (None: not read); `offsets`:
+        where each live entry it read was written."""
         if found is None:
             return cls(stale=stale)
-        live = (found.live_records, found.live_size)
-        tail = (max(0, found.records - live[0]), max(0, found.size - live[1]))
-        return cls(stale=stale, end=found.end, snapshot=found.start, live=live, tail=tail)
+        ages: dict[Part, int] = {}
+        for key, offset in offsets.items():
+            which = state.part_of(key)
+            if which is not None:
+                ages[which] = min(offset, ages.get(which, offset))
+        ordered = OrderedDict(sorted(ages.items(), key=lambda item: item[1]))
+        return cls(stale=stale, end=found.end, ages=ordered, live=found.live_records)
 
     @property
-    def rewriting(self) -> bool:
-        """A whole rewrite is in progress or due (one an idle task starts or goes on with)."""
-        if self.stale is not None:
-            return False
-        return self.rewrite is not None or (self.end is not None and self._due())
+    def snapshot(self) -> int:
+        """Where a restore of this task starts reading its state partition."""
+        for age in self.ages.values():
+            return age
+        return self.end or 0
 
-    def _due(self) -> bool:
-        """The tail written since the last whole rewrite outgrew it (or the floor)."""
-        tail_records, tail_bytes = self.tail
-        live_records, live_bytes = self.live
-        return tail_records > max(REWRITE_RECORDS, live_records) or tail_bytes > max(
-            REWRITE_BYTES, live_bytes
-        )
+    @property
+    def cleaning(self) -> bool:
+        """The partition from the restore offset on outgrew the live state: the oldest parts are
+        written again (an idle task goes on with it in transactions of its own)."""
+        if self.stale is not None or self.end is None:
+            return False
+        return self.end - self.snapshot > max(self.floor, SPAN * self.live)
 
     def entries(self, fold: Fold, at: Positions, credit: int = 0) -> list[Entry]:
-        """What this transaction writes to the state partition: the batch's changes, the next part
-        of a rewrite in progress, and the position record last."""
-        snapshot = self.snapshot
+        """What this transaction writes to the state partition: the batch's changes, the oldest
+        parts again while the store is cleaning, and the position record last."""
+        since = self.end or 0
+        """No record of this transaction lands before it."""
         if self.stale is None:
-            entries = self._changes(fold, credit)
-            if self.rewrite is not None and self.rewrite.done:
-                snapshot = self.rewrite.start
+            entries = capture.changes(fold)
+            self._age(entries, since)
+            if self.cleaning:
+                entries = self._clean(fold, entries, 2 * _size(entries) + 4096 + credit, since)
+            else:
+                self.credit = 0
         else:
             entries = capture.snapshot(fold)
             kept = {key for key, _ in entries}
             entries.extend((key, None) for key in sorted(self.stale - kept))
-            snapshot = self.end or 0
-        entries.append(
-            state.position_entry(at["rounds"], at["bets"], snapshot, capture.count(fold))
-        )
-        self.writing.append((len(entries), _size(entries)))
+            parts = (state.part_of(key) for key in sorted(kept))
+            self.ages = OrderedDict((which, since) for which in parts if which is not None)
+        self.live = capture.count(fold)
+        entries.append(state.position_entry(at["rounds"], at["bets"], self.snapshot, self.live))
         return entries
 
-    def committed(self, end: int | None) -> bool:
-        """The transaction was committed, its last state record before `end`; True when it
-        completed a whole rewrite (restores start there from now on)."""
-        written = self.writing.popleft()
-        if self.stale is not None:
-            self.snapshot, self.live, self.tail = self.end or 0, written, (0, 0)
-            self.stale = None
-            self.end = end if end is not None else self.end
-            return True
-        self.end = end if end is not None else self.end
-        self.tail = (self.tail[0] + written[0], self.tail[1] + written[1])
-        rewrite = self.rewrite
-        if rewrite is None or not rewrite.done:
-            return False
-        self.snapshot = rewrite.start
-        self.live = (rewrite.records, rewrite.written)
-        self.tail = (max(0, self.tail[0] - rewrite.records), max(0, self.tail[1] - rewrite.written))
-        self.rewrite = None
-        return True
+    def committed(self, end: int | None) -> None:
+        """The transaction was committed, its last state record before `end` (None: unknown)."""
+        if end is not None:
+            self.end = end
+        self.stale = None
 
-    def _changes(self, fold: Fold, credit: int) -> list[Entry]:
-        """The batch's changes, and the next part of a whole rewrite: one starts once the tail
-        written since the last one outgrows it (or the floor), and each transaction writes at most
-        twice its own changes' bytes of it."""
-        entries = capture.changes(fold)
-        if self.rewrite is None and self.end is not None and self._due():
-            self.rewrite = capture.Rewrite(fold, self.end)
-            self.tail = (0, 0)
-        if self.rewrite is None:
-            return entries
+    def _age(self, changes: list[Entry], since: int) -> None:
+        """Parts that first appear in these changes are written whole from `since` on; a
+        forgotten round's part is gone."""
+        for key, value in changes:
+            which = state.part_of(key)
+            if which is None:
+                continue
+            table_id, round_id = which
+            if (
+                value is None
+                and round_id is not None
+                and key == state.round_key(table_id, round_id)
+            ):
+                self.ages.pop(which, None)
+            elif which not in self.ages:
+                self.ages[which] = since
+
+    def _clean(self, fold: Fold, entries: list[Entry], credit: int, since: int) -> list[Entry]:
+        """The batch's entries and the oldest parts written whole again, as far as the credit
+        goes (what is left carries over)."""
+        self.credit += credit
         merged = dict(entries)
-        merged.update(self.rewrite.step(fold, 2 * _size(entries) + 4096 + credit))
+        while self.ages:
+            which, age = next(iter(self.ages.items()))
+            if age >= since:
+                break  # every part was written whole since the last commit
+            cost = capture.size(fold, which)
+            if cost > self.credit:
+                break
+            again = capture.part(fold, which)
+            if again is None:
+                del self.ages[which]  # forgotten since: its tombstones were written
+                continue
+            self.credit -= cost
+            merged.update(again)
+            self.ages[which] = since
+            self.ages.move_to_end(which)
         return sorted(merged.items())
 
 

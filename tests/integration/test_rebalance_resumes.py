@@ -57,7 +57,7 @@ def test_a_task_built_after_its_partitions_were_paused_reads_its_input(
             p: Task(
                 partition=p,
                 fold=Fold(),
-                store=Store.restored(None, None),
+                store=Store(),
                 positions={"rounds": 0, "bets": 0},
             )
             for p in partitions

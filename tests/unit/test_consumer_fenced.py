@@ -68,7 +68,7 @@ def test_a_fenced_consumer_is_closed_its_tasks_dropped_and_a_new_one_subscribed(
         p: Task(
             partition=p,
             fold=Fold(),
-            store=Store.restored(None, None),
+            store=Store(),
             positions={"rounds": 0, "bets": 0},
         )
         for p in (0, 1)

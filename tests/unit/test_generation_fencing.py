@@ -69,7 +69,7 @@ def engine(assigned_in: int | None, now: int) -> tuple[Engine, Transactions]:
         p: Task(
             partition=p,
             fold=Fold(),
-            store=Store.restored(None, None),
+            store=Store(),
             positions={"rounds": 10 * p, "bets": 100 * p},
         )
         for p in (0, 1)

@@ -64,7 +64,7 @@ def test_a_batch_counts_its_fold_and_produce_and_the_next_its_wait_for_the_commi
         0: Task(
             partition=0,
             fold=Fold(journal=True),
-            store=Store.restored(None, None),
+            store=Store(),
             positions={"rounds": 0, "bets": 0},
         )
     }

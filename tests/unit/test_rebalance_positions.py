@@ -40,7 +40,7 @@ def _task(p: int, rounds: int, bets: int) -> Task:
     return Task(
         partition=p,
         fold=Fold(),
-        store=Store.restored(None, None),
+        store=Store(),
         positions={"rounds": rounds, "bets": bets},
     )
 

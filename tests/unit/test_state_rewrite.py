@@ -1,5 +1,6 @@
-"""A whole rewrite of the state, spread over transactions, lets a restore read the state partition
-from where the rewrite started: the same fold as reading it all, which stays a whole state too."""
+"""A part of the state written whole again (a table, or a round and its bets) replaces every
+record of it written before: a restore that reads the state partition from there gets the same
+fold as one that reads it all."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _feed(fold: Fold, batch: list[tuple[str, bytes]]) -> list[bytes]:
 
 @settings(max_examples=60)
 @given(seed=SEEDS, mix=SEEDS, horizon=st.integers(min_value=1, max_value=4))
-def test_a_restore_from_the_last_rewrite_goes_on_as_the_uninterrupted_fold(
+def test_a_restore_from_where_every_part_was_written_again_goes_on_as_the_uninterrupted_fold(
     seed: int, mix: int, horizon: int
 ) -> None:
     rng = random.Random(mix)
@@ -55,24 +56,20 @@ def test_a_restore_from_the_last_rewrite_goes_on_as_the_uninterrupted_fold(
 
     topic: list[state.Entry] = []
     first = Fold(horizon=horizon, journal=True)
-    rewrite: capture.Rewrite | None = None
-    snapshot = 0
     for n, batch in enumerate(batches[:cut]):
         assert _feed(first, batch) == expected[n]
-        entries = dict(capture.changes(first))
-        if rewrite is None and rng.random() < 0.3:
-            rewrite = capture.Rewrite(first, len(topic))
-        if rewrite is not None:
-            entries.update(rewrite.step(first, rng.choice([0, 200, 2000, 100_000])))
-            if rewrite.done:
-                snapshot, rewrite = rewrite.start, None
-        topic.extend(sorted(entries.items()))
-        topic.append(state.position_entry(n, n, snapshot, capture.count(first)))
-        assert len(_live(topic)) == capture.count(first) + 1
-        assert len(_live(topic, snapshot)) == capture.count(first) + 1
+        topic.extend(capture.changes(first))
+    start = len(topic)
+    again: dict[bytes, bytes | None] = {}
+    for table_id in sorted(first.tables):
+        for which in [(table_id, None), *((table_id, r) for r in first.tables[table_id].rounds)]:
+            again.update(capture.part(first, which) or [])
+    topic.extend(sorted(again.items()))
+    topic.append(state.position_entry(cut, cut, start, capture.count(first)))
+    assert len(_live(topic, start)) == capture.count(first) + 1
 
-    restored, start = _restored(topic, horizon)
-    assert start == snapshot
+    restored, read_from = _restored(topic, horizon)
+    assert read_from == start
     everything = _live(topic)
     del everything[state.TASK_KEY]
     assert capture.snapshot(state.restore(everything, horizon=horizon)) == capture.snapshot(
@@ -85,7 +82,7 @@ def test_a_restore_from_the_last_rewrite_goes_on_as_the_uninterrupted_fold(
         assert restored.stats(table_id) == whole.stats(table_id)
 
 
-def test_a_rewrite_joins_a_rounds_small_segments_and_tombstones_the_rest() -> None:
+def test_a_round_written_whole_joins_its_small_segments_and_tombstones_the_rest() -> None:
     fold = Fold(journal=True)
     topic: list[state.Entry] = []
     run(rounds(round_event("opened", game="sicbo")), fold)
@@ -93,9 +90,8 @@ def test_a_rewrite_joins_a_rounds_small_segments_and_tombstones_the_rest() -> No
         run([("bets", bet(n, bet_id=f"B{n}"))], fold)
         topic.extend(capture.changes(fold))
     assert sum(1 for key in _live(topic) if key.startswith(b'["bets"')) == 5
-    rewrite = capture.Rewrite(fold, len(topic))
-    part = rewrite.step(fold, 1_000_000)
-    assert rewrite.done
+    part = capture.part(fold, ("T1", "R1"))
+    assert part is not None
     assert dict(part)[state.bets_key("T1", "R1", 0)] is not None
     assert [dict(part)[state.bets_key("T1", "R1", k)] for k in range(1, 5)] == [None] * 4
     topic.extend(part)
@@ -103,17 +99,19 @@ def test_a_rewrite_joins_a_rounds_small_segments_and_tombstones_the_rest() -> No
     assert [b.bet_id for b in restored.waiting()] == [f"B{n}" for n in range(1, 6)]
 
 
-def test_a_rewrite_waits_for_the_credit_a_part_needs_and_keeps_what_is_left() -> None:
+def test_a_part_the_fold_no_longer_holds_is_nothing_to_write() -> None:
     fold = Fold(journal=True)
     run(rounds(round_event("opened", game="sicbo")), fold)
-    run([("bets", bet(n, bet_id=f"B{n}")) for n in range(1, 201)], fold)
-    capture.changes(fold)
-    rewrite = capture.Rewrite(fold, 0)
-    table = rewrite.step(fold, 1000)  # the table's own entry fits, the round of 200 bets not yet
-    assert [key for key, _ in table] == [state.table_key("T1")]
-    assert not rewrite.done
-    assert rewrite.step(fold, 1000) == []
-    for _ in range(100):
-        if rewrite.step(fold, 1000):
-            break
-    assert rewrite.done
+    assert capture.part(fold, ("T1", "R9")) is None
+    assert capture.part(fold, ("T9", None)) is None
+    assert capture.size(fold, ("T1", "R9")) == 0
+    assert [key for key, _ in capture.part(fold, ("T1", None)) or []] == [state.table_key("T1")]
+
+
+def test_every_key_of_the_state_names_its_part() -> None:
+    assert state.part_of(state.table_key("T1")) == ("T1", None)
+    assert state.part_of(state.board_key("T1")) == ("T1", None)
+    assert state.part_of(state.round_key("T1", "R1")) == ("T1", "R1")
+    assert state.part_of(state.bets_key("T1", "R1", 7)) == ("T1", "R1")
+    assert state.part_of(state.TASK_KEY) is None
+    assert state.part_of(b"not json") is None

@@ -1,6 +1,7 @@
 """The state store writes, transaction by transaction, a changelog that a restore from the
-position's snapshot offset turns back into the uninterrupted fold; its whole rewrites start when
-the tail outgrows the live state and keep what a restore reads bounded."""
+position's snapshot offset turns back into the uninterrupted fold; once the partition from that
+offset on outgrows the live state, it writes the oldest parts again, so that what a restore reads
+stays about twice the live state at every transaction, not only after a rewrite completes."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from services.settlement import capture, state, store
 from services.settlement.fold import Fold
 from services.settlement.store import Found, Store
 from services.simulation.streams import Profile, generate, interleave
+from tests.unit.builders import bet, round_event, rounds, run
 from tests.unit.test_state_rewrite import _live
 
 SEEDS = st.integers(min_value=0, max_value=2**32)
@@ -23,11 +25,33 @@ def _feed(fold: Fold, batch: list[tuple[str, bytes]]) -> list[bytes]:
     return [encode(record) for topic, raw in batch for record in fold.feed(topic, raw)]
 
 
-def _restore(topic: list[state.Entry], horizon: int) -> tuple[Fold, state.Position]:
+def _offsets(topic: list[state.Entry], start: int) -> dict[bytes, int]:
+    """Where each live entry read from `start` was written (what a restore hands the store)."""
+    offsets: dict[bytes, int] = {}
+    for offset, (key, value) in enumerate(topic[start:], start=start):
+        if value is None:
+            offsets.pop(key, None)
+        else:
+            offsets[key] = offset
+    return offsets
+
+
+def _restore(topic: list[state.Entry], horizon: int, floor: int) -> tuple[Fold, Store]:
+    """The fold and the store a restore builds from the topic's latest position on."""
     position = state.read_position(_live(topic)[state.TASK_KEY])
     entries = _live(topic, position.snapshot)
     del entries[state.TASK_KEY]
-    return state.restore(entries, horizon=horizon), position
+    found = Found(
+        start=position.snapshot,
+        end=len(topic),
+        records=len(topic) - position.snapshot,
+        size=0,
+        live_records=len(entries),
+        live_size=0,
+    )
+    shop = Store.restored(found, None, _offsets(topic, position.snapshot))
+    shop.floor = floor
+    return state.restore(entries, horizon=horizon), shop
 
 
 def _write(topic: list[state.Entry], shop: Store, fold: Fold, n: int, credit: int = 0) -> None:
@@ -37,50 +61,68 @@ def _write(topic: list[state.Entry], shop: Store, fold: Fold, n: int, credit: in
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=SEEDS, mix=SEEDS, horizon=st.integers(min_value=1, max_value=4))
+@given(
+    seed=SEEDS,
+    mix=SEEDS,
+    horizon=st.integers(min_value=1, max_value=4),
+    floor=st.sampled_from([0, 20, 5_000]),
+)
 def test_a_restore_of_the_stores_changelog_goes_on_as_the_uninterrupted_fold(
-    seed: int, mix: int, horizon: int
+    seed: int, mix: int, horizon: int, floor: int
 ) -> None:
     rng = random.Random(mix)
     messages = interleave(generate(seed, tables=3, rounds=9, profile=Profile(correct=0.3)), rng)
     batches = [messages[at : at + rng.randint(1, 12)] for at in range(0, len(messages), 12)]
-    cut = rng.randint(1, len(batches))
+    cuts = sorted(rng.sample(range(1, len(batches) + 1), k=min(2, len(batches))))
     whole = Fold(horizon=horizon)
     expected = [_feed(whole, batch) for batch in batches]
 
     topic: list[state.Entry] = []
-    first = Fold(horizon=horizon, journal=True)
-    shop = Store(end=0)
-    for n, batch in enumerate(batches[:cut]):
-        assert _feed(first, batch) == expected[n]
-        _write(topic, shop, first, n + 1, credit=rng.choice([0, 0, 5000]))
-        assert len(_live(topic, shop.snapshot)) == capture.count(first) + 1
+    fold, shop = Fold(horizon=horizon, journal=True), Store(end=0, floor=floor)
+    at = 0
+    for cut in cuts:  # restored at each cut, as a takeover would, then going on from there
+        for n in range(at, cut):
+            assert _feed(fold, batches[n]) == expected[n]
+            _write(topic, shop, fold, n + 1, credit=rng.choice([0, 0, 5000]))
+            assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
+        position = state.read_position(_live(topic)[state.TASK_KEY])
+        assert (position.rounds, position.bets, position.snapshot) == (cut, cut, shop.snapshot)
+        fold, shop = _restore(topic, horizon, floor)
+        fold.journal = Fold(journal=True).journal
+        at = cut
+    for n in range(at, len(batches)):
+        assert _feed(fold, batches[n]) == expected[n]
+    assert fold.pending == whole.pending
 
-    restored, position = _restore(topic, horizon)
-    assert (position.rounds, position.bets) == (cut, cut)
-    assert position.snapshot == shop.snapshot
-    for n, batch in enumerate(batches[cut:], start=cut):
-        assert _feed(restored, batch) == expected[n]
-    assert restored.pending == whole.pending
 
-
-def test_a_whole_rewrite_starts_once_the_tail_outgrows_the_floor_and_moves_the_snapshot() -> None:
-    messages = interleave(generate(7, tables=4, rounds=200), random.Random(7))
-    fold = Fold(horizon=5, journal=True)
+def _long_run(floor: int) -> tuple[list[state.Entry], Store, Fold, list[float]]:
+    """Eight tables of 300 rounds, the last 50 decided of each kept, 50 events a transaction; the
+    records a restore would read at each transaction, over the live state's entries then."""
+    messages = interleave(generate(7, tables=8, rounds=300), random.Random(7))
+    fold = Fold(horizon=50, journal=True)
     topic: list[state.Entry] = []
-    shop = Store(end=0)
-    rewrites = 0
-    for n, at in enumerate(range(0, len(messages), 5)):
-        for role, raw in messages[at : at + 5]:
+    shop = Store(end=0, floor=floor)
+    spans: list[float] = []
+    for n, at in enumerate(range(0, len(messages), 50)):
+        for role, raw in messages[at : at + 50]:
             fold.feed(role, raw)
-        topic.extend(shop.entries(fold, {"rounds": n, "bets": n}))
-        rewrites += shop.committed(len(topic))
-    assert len(topic) > store.REWRITE_RECORDS
-    assert rewrites >= 1
-    assert shop.snapshot > 0
-    read = len(topic) - shop.snapshot
-    assert read < len(topic) / 2
+        _write(topic, shop, fold, n)
+        spans.append((len(topic) - shop.snapshot) / (capture.count(fold) + 1))
+    return topic, shop, fold, spans
+
+
+def test_what_a_restore_reads_stays_about_twice_the_live_state_at_every_transaction() -> None:
+    topic, shop, fold, spans = _long_run(floor=0)
+    assert len(topic) > 10 * (capture.count(fold) + 1)  # a long history over a small state
+    assert max(spans[len(spans) // 5 :]) < store.SPAN + 1
     assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
+
+
+def test_under_the_floor_nothing_is_written_again() -> None:
+    topic, shop, _, _ = _long_run(floor=1_000_000)
+    assert shop.end == len(topic) > 0
+    assert shop.snapshot == 0
+    assert not shop.cleaning
 
 
 def test_after_a_refold_the_first_transaction_writes_the_whole_state_and_tombstones_the_rest() -> (
@@ -91,7 +133,7 @@ def test_after_a_refold_the_first_transaction_writes_the_whole_state_and_tombsto
         fold.feed(role, raw)
     stale = frozenset({state.round_key("gone", "R0"), state.table_key("gone")})
     shop = Store.restored(
-        Found(start=0, end=40, records=40, size=4000, live_records=2, live_size=100), stale
+        Found(start=0, end=40, records=40, size=4000, live_records=2, live_size=100), stale, {}
     )
     entries = shop.entries(fold, {"rounds": 9, "bets": 9})
     tombstones = {key for key, value in entries if value is None}
@@ -99,29 +141,38 @@ def test_after_a_refold_the_first_transaction_writes_the_whole_state_and_tombsto
     assert len(entries) == capture.count(fold) + len(stale) + 1
     position = state.read_position(entries[-1][1] or b"")
     assert position.snapshot == 40
-    assert shop.committed(90)
-    assert (shop.stale, shop.snapshot, shop.end, shop.tail) == (None, 40, 90, (0, 0))
+    shop.committed(90)
+    assert (shop.stale, shop.snapshot, shop.end) == (None, 40, 90)
 
 
-def test_a_rewrite_that_fell_due_with_the_last_batch_is_finished_by_idle_transactions() -> None:
-    messages = interleave(generate(11, tables=4, rounds=200), random.Random(11))
-    fold = Fold(horizon=5, journal=True)
-    topic: list[state.Entry] = []
-    shop = Store(end=0)
-    for n, at in enumerate(range(0, len(messages), 5)):
-        for role, raw in messages[at : at + 5]:
-            fold.feed(role, raw)
-        topic.extend(shop.entries(fold, {"rounds": n, "bets": n}))
-        shop.committed(len(topic))
-        if shop.rewrite is None and shop.rewriting:
-            break  # the input stops here: no batch comes to start the rewrite that fell due
-    else:
-        raise AssertionError("the tail never outgrew the floor")
+def test_a_store_that_fell_behind_with_the_last_batch_catches_up_in_idle_transactions() -> None:
+    topic, shop, fold, _ = _long_run(floor=10**9)  # nothing written again all along
+    live = capture.count(fold) + 1
+    assert len(topic) - shop.snapshot > 10 * live
+    shop.floor = 0  # the input stops here, the store far behind
     idle = 0
-    while shop.rewriting:
-        topic.extend(shop.entries(fold, {"rounds": n, "bets": n}, store.IDLE_CREDIT))
-        done = shop.committed(len(topic))
+    while shop.cleaning:
+        _write(topic, shop, fold, 0, store.IDLE_CREDIT)
         idle += 1
         assert idle < 100
-    assert done and shop.snapshot > 0
+    live = capture.count(fold) + 1  # fewer: rounds written whole join their segments
+    assert len(topic) - shop.snapshot <= store.SPAN * live
+    assert len(_live(topic, shop.snapshot)) == live
+
+
+def test_an_oldest_part_waits_for_the_credit_it_needs_and_the_credit_left_carries_over() -> None:
+    fold = Fold(journal=True)
+    run(rounds(round_event("opened", game="sicbo")), fold)
+    run([("bets", bet(n, bet_id=f"B{n}")) for n in range(1, 201)], fold)
+    topic: list[state.Entry] = []
+    shop = Store(end=0, floor=10**9)
+    _write(topic, shop, fold, 1)
+    assert list(shop.ages) == [("T1", "R1"), ("T1", None)]  # as first written, oldest first
+    shop.floor = 0
+    earning = 0
+    while shop.snapshot == 0:  # 4,096 bytes earned a transaction while cleaning: the round waits
+        earning += shop.cleaning
+        _write(topic, shop, fold, 2)
+    assert earning * 4096 >= capture.size(fold, ("T1", "R1")) > (earning - 1) * 4096
+    assert list(shop.ages) == [("T1", "R1"), ("T1", None)]  # both written again, in that order
     assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
