@@ -334,8 +334,8 @@ class Engine:
     ) -> None:
         assert self.topics is not None
         p = task.partition
-        if self.settings.durable_state:
-            task.store.committed(ends.get((self.topics.state, p)))
+        if self.settings.durable_state and task.store.committed(ends.get((self.topics.state, p))):
+            self._state_moved(task)
         self.metrics.pending[p] = task.fold.pending
         if task.ready_at is not None:
             log.info(
@@ -348,6 +348,17 @@ class Engine:
                 (done - inflight.folded) * 1000,
             )
             task.ready_at = None
+
+    def _state_moved(self, task: Task) -> None:
+        store = task.store
+        log.info(
+            "task %d: whole state written again up to its oldest part (%d live bytes, %d to "
+            "read): restores read its state partition from offset %d",
+            task.partition,
+            store.live,
+            store.window,
+            store.snapshot,
+        )
 
     def _consumer_message_error(self, error: KafkaError) -> None:
         denied = self.refusal(KafkaException(error))
@@ -377,6 +388,8 @@ class Engine:
         except Failed as error:
             self._failed(error, [task.partition])
             return False
-        if self.settings.durable_state:
-            task.store.committed(ends.get((self.topics.state, task.partition)))
+        if self.settings.durable_state and task.store.committed(
+            ends.get((self.topics.state, task.partition))
+        ):
+            self._state_moved(task)
         return True

@@ -135,8 +135,8 @@ def build(
 
 def _store(log: changelog.Log | None, stale: frozenset[bytes] | None) -> Store:
     if log is None:
-        return Store.restored(None, stale, {})
-    return Store.restored(log.found(), stale, log.offsets)
+        return Store.restored(None, stale, {}, {})
+    return Store.restored(log.found(), stale, log.entries, log.offsets)
 
 
 class Unsettled(Exception):

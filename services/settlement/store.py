@@ -8,8 +8,8 @@ record: the input offsets its state is the fold of, and the offset of its state 
 restore reads from. That offset is the age of the oldest part of the state: each part (a table,
 or a round with its bets) is written whole when it first appears, and the store remembers from
 which offset on, at the latest, it was. The changelog is compacted, but compaction lags; so once
-the partition from that offset on outgrows the live state twice over (or a floor), each
-transaction also writes the oldest parts whole again, in proportion to what it wrote, and the
+the bytes of the partition from that offset on outgrow the live state's twice over (or a floor),
+each transaction also writes the oldest parts whole again, in proportion to what it wrote, and the
 restore offset moves past them. A restore thus reads about twice the live state at most, whatever
 the history, and whenever the worker stopped (docs/DESIGN.md, "The state store").
 
@@ -19,7 +19,7 @@ state that it no longer holds (`stale`).
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -29,10 +29,10 @@ from services.settlement.fold import Fold
 from services.settlement.state import Entry, Part
 
 SPAN: Final = 2
-"""How many times the live state's records the partition may hold from the restore offset on
-before the oldest parts are written again."""
-FLOOR: Final = 5_000
-"""Records the partition may hold from the restore offset on in any case (a small state)."""
+"""How many times the live state's bytes the partition may hold from the restore offset on before
+the oldest parts are written again."""
+FLOOR: Final = 256 * 1024
+"""Bytes the partition may hold from the restore offset on in any case (a small state)."""
 IDLE_CREDIT: Final = 1024 * 1024
 """Bytes of oldest parts written again in a transaction of their own when the input is idle."""
 
@@ -62,18 +62,32 @@ class Store:
     """The offset after the last state record committed (None: unknown; nothing written again)."""
     ages: OrderedDict[Part, int] = field(default_factory=OrderedDict)
     """Each live part, oldest first, and an offset at or before which it was last written whole."""
+    sizes: dict[bytes, int] = field(default_factory=dict)
+    """The bytes of each live entry (key and value), and their sum, `live`."""
     live: int = 0
-    """The entries of the state at the last transaction."""
+    window: int = 0
+    """The bytes of the committed transactions not wholly before the restore offset."""
+    spans: deque[tuple[int, int]] = field(default_factory=deque)
+    """Those transactions' ends and bytes, oldest first."""
+    writing: deque[int] = field(default_factory=deque)
+    """The bytes of each transaction written and not yet committed, oldest first (the worker folds
+    the next batch while the last one commits)."""
+    cleaned: bool = False
+    """Oldest parts were written again since the store last caught up."""
     credit: int = 0
     """Bytes of oldest parts earned and not yet written (a part waits until it is affordable)."""
     floor: int = FLOOR
 
     @classmethod
     def restored(
-        cls, found: Found | None, stale: frozenset[bytes] | None, offsets: Mapping[bytes, int]
+        cls,
+        found: Found | None,
+        stale: frozenset[bytes] | None,
+        entries: Mapping[bytes, bytes],
+        offsets: Mapping[bytes, int],
     ) -> Store:
-        """The store of a task whose state partition a restore read (None: not read); `offsets`:
-        where each live entry it read was written."""
+        """The store of a task whose state partition a restore read (None: not read): the live
+        `entries` it found, and the offset each was read at."""
         if found is None:
             return cls(stale=stale)
         ages: dict[Part, int] = {}
@@ -81,8 +95,16 @@ class Store:
             which = state.part_of(key)
             if which is not None:
                 ages[which] = min(offset, ages.get(which, offset))
-        ordered = OrderedDict(sorted(ages.items(), key=lambda item: item[1]))
-        return cls(stale=stale, end=found.end, ages=ordered, live=found.live_records)
+        sizes = {key: len(key) + len(value) for key, value in entries.items()}
+        return cls(
+            stale=stale,
+            end=found.end,
+            ages=OrderedDict(sorted(ages.items(), key=lambda item: item[1])),
+            sizes=sizes,
+            live=sum(sizes.values()),
+            window=found.size,
+            spans=deque([(found.end, found.size)]),
+        )
 
     @property
     def snapshot(self) -> int:
@@ -97,7 +119,7 @@ class Store:
         written again (an idle task goes on with it in transactions of its own)."""
         if self.stale is not None or self.end is None:
             return False
-        return self.end - self.snapshot > max(self.floor, SPAN * self.live)
+        return self.window > max(self.floor, SPAN * self.live)
 
     def entries(self, fold: Fold, at: Positions, credit: int = 0) -> list[Entry]:
         """What this transaction writes to the state partition: the batch's changes, the oldest
@@ -109,6 +131,7 @@ class Store:
             self._age(entries, since)
             if self.cleaning:
                 entries = self._clean(fold, entries, 2 * _size(entries) + 4096 + credit, since)
+                self.cleaned = True
             else:
                 self.credit = 0
         else:
@@ -117,15 +140,37 @@ class Store:
             entries.extend((key, None) for key in sorted(self.stale - kept))
             parts = (state.part_of(key) for key in sorted(kept))
             self.ages = OrderedDict((which, since) for which in parts if which is not None)
-        self.live = capture.count(fold)
-        entries.append(state.position_entry(at["rounds"], at["bets"], self.snapshot, self.live))
+        self._size(entries)
+        count = capture.count(fold)
+        entries.append(state.position_entry(at["rounds"], at["bets"], self.snapshot, count))
+        self.writing.append(_size(entries))
         return entries
 
-    def committed(self, end: int | None) -> None:
-        """The transaction was committed, its last state record before `end` (None: unknown)."""
+    def committed(self, end: int | None) -> bool:
+        """The transaction was committed, its last state record before `end` (None: unknown);
+        True when it wrote a refold's whole state, or the oldest parts caught up (restores read
+        from a later offset from now on)."""
+        written = self.writing.popleft() if self.writing else 0
         if end is not None:
             self.end = end
-        self.stale = None
+        whole, self.stale = self.stale is not None, None
+        self.spans.append((self.end or 0, written))
+        self.window += written
+        snapshot = self.snapshot
+        while self.spans and self.spans[0][0] <= snapshot:
+            self.window -= self.spans.popleft()[1]
+        caught_up = self.cleaned and not self.cleaning
+        self.cleaned = self.cleaned and not caught_up
+        return whole or caught_up
+
+    def _size(self, entries: list[Entry]) -> None:
+        """Keep the bytes of each live entry, as these entries leave them."""
+        sizes = self.sizes
+        for key, value in entries:
+            self.live -= sizes.pop(key, 0)
+            if value is not None:
+                sizes[key] = size = len(key) + len(value)
+                self.live += size
 
     def _age(self, changes: list[Entry], since: int) -> None:
         """Parts that first appear in these changes are written whole from `since` on; a
