@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install run replay-sample archive test test-unit check lint types schemas reference bench bench-heap \
+.PHONY: help install run replay-sample archive test test-unit check lint types schemas reference bench bench-heap bench-batch \
         kafka-up kafka-down kafka-status topics worker bench-kafka bench-ab bench-recovery chaos clean broker \
         db-up db-down db projector bench-readside bench-readside-parts k8s-manifests k8s-schemas kafka-up-secure acls \
         test-security test-examples cluster-up cluster-down cluster-status chaos-cluster chaos-cluster-ci benchmarks-doc soak soak-ci soak-tools \
@@ -111,6 +111,9 @@ bench-ab: $(STAMP) ## old code (BASE=<git ref>, default HEAD; a worktree in .dat
 
 bench-heap: $(STAMP) ## memory given back when a task leaves a worker, pymalloc (the worker's) vs glibc malloc, and the fold's time with each
 	$(BIN)/python -m tests.bench.heap
+
+bench-batch: $(STAMP) ## the worker's batch path without Kafka (fold, routing, journal, state), the C heap kept between batches vs glibc's defaults
+	$(BIN)/python -m tests.bench.batch
 
 bench-recovery: $(STAMP) broker ## takeover after kill -9 at 200,000 and 2,000,000 events; throughput and p99 with the durable state on and off (ARGS="--sizes 20000" for a quick run)
 	$(BIN)/python -m tests.bench.recovery $(ARGS)

@@ -31,6 +31,7 @@ ORDER = (
     "bench-readside-parts",
     "bench-ab",
     "bench-heap",
+    "bench-batch",
 )
 """The benchmarks in the document's order; a result file of another name comes after them."""
 

@@ -1,0 +1,174 @@
+"""`make bench-batch`: the settlement worker's own work on a batch, without Kafka, with the C heap
+kept between batches (`heap.steady`, what the worker runs) and left to glibc's defaults.
+
+A generated floor (`TABLES` tables, 4 partitions, rounds of 150 to 250 bets, about `EVENTS`
+events) is cut into batches of 5,000 messages as the consumer hands them over; each batch is
+split by task and input, as the engine does, and each task's part goes through `batch.fold`: the
+misrouted check, the fold, routing and encoding the records, the journal and the state's changes.
+Kafka's own calls (consume, produce, commit) are left out: what is timed is the Python thread's
+share of the worker. Each side runs in a process of its own, the sides taking turns
+(`ROUNDS` each); each process times `REPEATS` passes over the floor with fresh tasks, and the best
+pass counts (processor time an event).
+
+    python -m tests.bench.batch               # both sides, then the figures (benchmarks/results/)
+    python -m tests.bench.batch --side NAME   # one side, in this process, its figure as JSON
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from services import heap
+from services.settings import Settings
+from services.settlement import batch
+from services.settlement.fold import Fold
+from services.settlement.metrics import Metrics
+from services.settlement.misrouted import Homes, table_of
+from services.settlement.recovery import ROLES
+from services.settlement.restore import Task
+from services.settlement.rounds import Journal
+from services.settlement.routing import Topics
+from services.settlement.store import Store
+from services.simulation.streams import CLEAN, Profile, generate
+from tests.bench.results import Run, figure
+
+TABLES = 40
+PARTITIONS = 4
+EVENTS = int(os.environ.get("CROUPIER_BENCH_BATCH_EVENTS", "300000"))
+BATCH = 5_000
+REPEATS = 3
+ROUNDS = int(os.environ.get("CROUPIER_BENCH_BATCH_ROUNDS", "3"))
+SIDES = ("steady", "default")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """What the engine reads of confluent-kafka's Message."""
+
+    _topic: str
+    _partition: int
+    _offset: int
+    _key: bytes
+    _value: bytes
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def key(self) -> bytes:
+        return self._key
+
+    def value(self) -> bytes:
+        return self._value
+
+    def headers(self) -> None:
+        return None
+
+
+def floor(settings: Settings) -> list[Message]:
+    """The floor's rounds and bets, each on its table's partition, in the order published."""
+    profile = Profile(**{**CLEAN.__dict__, "bets_per_round": (150, 250)})
+    homes = Homes(PARTITIONS)
+    offsets: dict[tuple[str, int], int] = {}
+    messages: list[Message] = []
+    seed = 0
+    while len(messages) < EVENTS:
+        streams = generate(seed, tables=TABLES, rounds=2, profile=profile, first_round=seed * 2)
+        for topic, values in (
+            (settings.topic_rounds, streams.rounds),
+            (settings.topic_bets, streams.bets),
+        ):
+            for value in values:
+                p = homes.of(value) or 0
+                offset = offsets.get((topic, p), 0)
+                offsets[(topic, p)] = offset + 1
+                key = (table_of(value) or "").encode()
+                messages.append(Message(topic, p, offset, key, value))
+        seed += 1
+    return messages
+
+
+def one_pass(settings: Settings, messages: list[Message]) -> float:
+    """Every batch of the floor through fresh tasks' `batch.fold`; processor seconds."""
+    topics = Topics.of(settings, PARTITIONS, PARTITIONS)
+    kind = dict(zip(settings.inputs, ROLES, strict=True))
+    tasks = {}
+    for p in range(PARTITIONS):
+        fold = Fold(horizon=settings.horizon)
+        fold.journal = Journal()
+        tasks[p] = Task(
+            partition=p, fold=fold, store=Store(end=0), positions=dict.fromkeys(ROLES, 0)
+        )
+    metrics, homes = Metrics(), Homes(PARTITIONS)
+    ends = dict.fromkeys(tasks, 0)
+    started = time.process_time()
+    for at in range(0, len(messages), BATCH):
+        work: dict[int, batch.Inputs] = {}
+        for message in messages[at : at + BATCH]:
+            inputs = work.setdefault(message.partition(), ([], []))
+            inputs[kind[message.topic()] == "bets"].append(message)
+        for p, inputs in work.items():
+            out: list[Any] = batch.fold(tasks[p], inputs, topics, metrics, True, homes)
+            ends[p] += len(out)  # as if committed: the state partition's end moves on
+            tasks[p].store.committed(ends[p])
+    return time.process_time() - started
+
+
+def side(name: str) -> dict[str, float]:
+    if name == "steady":
+        heap.steady()
+    settings = Settings()
+    messages = floor(settings)
+    best = min(one_pass(settings, messages) for _ in range(REPEATS))
+    return {"events": len(messages), "us_an_event": best / len(messages) * 1e6}
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--side"]:
+        print(json.dumps(side(sys.argv[2])))
+        return
+    run = Run("bench-batch")
+    found: dict[str, list[float]] = {name: [] for name in SIDES}
+    events = 0
+    for turn in range(ROUNDS):
+        for name in SIDES if turn % 2 == 0 else reversed(SIDES):
+            out = subprocess.run(
+                [sys.executable, "-m", "tests.bench.batch", "--side", name],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            result = json.loads(out.splitlines()[-1])
+            events = int(result["events"])
+            found[name].append(result["us_an_event"])
+            print(f"  {name}: {result['us_an_event']:.2f} us an event", flush=True)
+    steady, default = (statistics.median(found[name]) for name in SIDES)
+    run.save(
+        [
+            figure(
+                "batch_time_an_event",
+                f"the worker's batch path without Kafka, processor time an event ({events:,} "
+                f"events, {PARTITIONS} tasks, batches of {BATCH:,}; median of {ROUNDS} runs, "
+                "taking turns), the C heap kept between batches",
+                steady,
+                "us",
+                baseline=("the C heap left to glibc's defaults", default),
+            ),
+        ]
+    )
+
+
+if __name__ == "__main__":
+    main()
