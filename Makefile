@@ -112,7 +112,7 @@ bench-ab: $(STAMP) ## old code (BASE=<git ref>, default HEAD; a worktree in .dat
 bench-heap: $(STAMP) ## memory given back when a task leaves a worker, pymalloc (the worker's) vs glibc malloc, and the fold's time with each
 	$(BIN)/python -m tests.bench.heap
 
-bench-batch: $(STAMP) ## the worker's batch path without Kafka (fold, routing, journal, state), the C heap kept between batches vs glibc's defaults
+bench-batch: $(STAMP) ## the worker's batch path without Kafka (fold, routing, journal, state) against the bare fold of the same messages
 	$(BIN)/python -m tests.bench.batch
 
 bench-recovery: $(STAMP) broker ## takeover after kill -9 at 200,000 and 2,000,000 events; throughput and p99 with the durable state on and off (ARGS="--sizes 20000" for a quick run)

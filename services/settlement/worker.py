@@ -19,7 +19,6 @@ from typing import Any
 import faust
 from mode import Service
 
-from services import heap
 from services.ports import claim, free_port
 from services.security import clients
 from services.security.denied import AccessDenied
@@ -111,7 +110,6 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
 def main(settings: Settings, loglevel: str = "info") -> int:
     """Run one worker until interrupted."""
     claim(settings.web_host, settings.web_port, "CROUPIER_WEB_PORT (or --web-port)")
-    heap.steady()
     app, _ = create_app(settings)
     worker = faust.Worker(app, loglevel=loglevel, quiet=True)
     # What was built to start is kept for good: frozen, no collection walks it again (a takeover

@@ -1,31 +1,25 @@
-"""`make bench-batch`: the settlement worker's own work on a batch, without Kafka, with the C heap
-kept between batches (`heap.steady`, what the worker runs) and left to glibc's defaults.
+"""`make bench-batch`: the settlement worker's own work on a batch, without Kafka, against the bare
+fold of the same messages.
 
 A generated floor (`TABLES` tables, 4 partitions, rounds of 150 to 250 bets, about `EVENTS`
 events) is cut into batches of 5,000 messages as the consumer hands them over; each batch is
 split by task and input, as the engine does, and each task's part goes through `batch.fold`: the
 misrouted check, the fold, routing and encoding the records, the journal and the state's changes.
 Kafka's own calls (consume, produce, commit) are left out: what is timed is the Python thread's
-share of the worker. Each side runs in a process of its own, the sides taking turns
-(`ROUNDS` each); each process times `REPEATS` passes over the floor with fresh tasks, and the best
-pass counts (processor time an event).
+share of the worker. The baseline feeds the same messages to fresh folds (`Fold.feed` alone:
+decode, decide, no records encoded, no journal, no state). The two take turns, `ROUNDS` passes
+each over the floor with fresh tasks; the best pass of each counts (processor time an event).
 
-    python -m tests.bench.batch               # both sides, then the figures (benchmarks/results/)
-    python -m tests.bench.batch --side NAME   # one side, in this process, its figure as JSON
+    python -m tests.bench.batch     # the figures (benchmarks/results/)
 """
 
 from __future__ import annotations
 
-import json
 import os
-import statistics
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from services import heap
 from services.settings import Settings
 from services.settlement import batch
 from services.settlement.fold import Fold
@@ -43,9 +37,7 @@ TABLES = 40
 PARTITIONS = 4
 EVENTS = int(os.environ.get("CROUPIER_BENCH_BATCH_EVENTS", "300000"))
 BATCH = 5_000
-REPEATS = 3
-ROUNDS = int(os.environ.get("CROUPIER_BENCH_BATCH_ROUNDS", "3"))
-SIDES = ("steady", "default")
+ROUNDS = int(os.environ.get("CROUPIER_BENCH_BATCH_ROUNDS", "5"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,45 +118,40 @@ def one_pass(settings: Settings, messages: list[Message]) -> float:
     return time.process_time() - started
 
 
-def side(name: str) -> dict[str, float]:
-    if name == "steady":
-        heap.steady()
-    settings = Settings()
-    messages = floor(settings)
-    best = min(one_pass(settings, messages) for _ in range(REPEATS))
-    return {"events": len(messages), "us_an_event": best / len(messages) * 1e6}
+def bare_pass(settings: Settings, messages: list[Message]) -> float:
+    """The same messages fed to fresh folds, one a partition; processor seconds."""
+    kind = dict(zip(settings.inputs, ROLES, strict=True))
+    folds = {p: Fold(horizon=settings.horizon) for p in range(PARTITIONS)}
+    started = time.process_time()
+    for message in messages:
+        folds[message.partition()].feed(kind[message.topic()], message.value())
+    return time.process_time() - started
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--side"]:
-        print(json.dumps(side(sys.argv[2])))
-        return
     run = Run("bench-batch")
-    found: dict[str, list[float]] = {name: [] for name in SIDES}
-    events = 0
+    settings = Settings()
+    print(f"generating a floor of {TABLES} tables, about {EVENTS:,} events ...", flush=True)
+    messages = floor(settings)
+    times: dict[str, list[float]] = {"batch": [], "bare": []}
     for turn in range(ROUNDS):
-        for name in SIDES if turn % 2 == 0 else reversed(SIDES):
-            out = subprocess.run(
-                [sys.executable, "-m", "tests.bench.batch", "--side", name],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            result = json.loads(out.splitlines()[-1])
-            events = int(result["events"])
-            found[name].append(result["us_an_event"])
-            print(f"  {name}: {result['us_an_event']:.2f} us an event", flush=True)
-    steady, default = (statistics.median(found[name]) for name in SIDES)
+        times["batch"].append(one_pass(settings, messages) / len(messages) * 1e6)
+        times["bare"].append(bare_pass(settings, messages) / len(messages) * 1e6)
+        print(
+            f"  pass {turn + 1}/{ROUNDS}: batch path {times['batch'][-1]:.2f} us an event, "
+            f"bare fold {times['bare'][-1]:.2f} us an event",
+            flush=True,
+        )
     run.save(
         [
             figure(
                 "batch_time_an_event",
-                f"the worker's batch path without Kafka, processor time an event ({events:,} "
-                f"events, {PARTITIONS} tasks, batches of {BATCH:,}; median of {ROUNDS} runs, "
-                "taking turns), the C heap kept between batches",
-                steady,
+                f"the worker's batch path without Kafka, processor time an event "
+                f"({len(messages):,} events, {PARTITIONS} tasks, batches of {BATCH:,}; best of "
+                f"{ROUNDS} passes)",
+                min(times["batch"]),
                 "us",
-                baseline=("the C heap left to glibc's defaults", default),
+                baseline=("the bare fold of the same messages", min(times["bare"])),
             ),
         ]
     )
