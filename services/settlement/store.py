@@ -8,11 +8,10 @@ record: the input offsets its state is the fold of, and the offset of its state 
 restore reads from. That offset is the age of the oldest part of the state: each part (a table,
 or a round with its bets) is written whole when it first appears, and the store remembers from
 which offset on, at the latest, it was. The changelog is compacted, but compaction lags; so once
-the partition from that offset on outgrows the live state by half (in bytes or in records, past a
-floor), each transaction also writes the oldest parts whole again, in proportion to what it
-wrote, and the restore offset moves past them. A restore thus reads about one and a half times
-the live state, whatever the history, and whenever the worker stopped (docs/DESIGN.md, "The state
-store").
+the bytes of the partition from that offset on outgrow the live state's twice over (or a floor),
+each transaction also writes the oldest parts whole again, in proportion to what it wrote, and the
+restore offset moves past them. A restore thus reads about twice the live state at most, whatever
+the history, and whenever the worker stopped (docs/DESIGN.md, "The state store").
 
 After a refold, the first transaction writes the whole state and tombstones the keys of the old
 state that it no longer holds (`stale`).
@@ -29,13 +28,11 @@ from services.settlement import capture, state
 from services.settlement.fold import Fold
 from services.settlement.state import Entry, Part
 
-SPAN: Final = 1.5
-"""How many times the live state (its bytes, or its records) the partition may hold from the
-restore offset on before the oldest parts are written again."""
+SPAN: Final = 2
+"""How many times the live state's bytes the partition may hold from the restore offset on before
+the oldest parts are written again."""
 FLOOR: Final = 256 * 1024
 """Bytes the partition may hold from the restore offset on in any case (a small state)."""
-FLOOR_RECORDS: Final = 1_000
-"""Records the partition may hold from the restore offset on in any case."""
 IDLE_CREDIT: Final = 1024 * 1024
 """Bytes of oldest parts written again in a transaction of their own when the input is idle."""
 
@@ -80,7 +77,6 @@ class Store:
     credit: int = 0
     """Bytes of oldest parts earned and not yet written (a part waits until it is affordable)."""
     floor: int = FLOOR
-    floor_records: int = FLOOR_RECORDS
 
     @classmethod
     def restored(
@@ -123,10 +119,7 @@ class Store:
         written again (an idle task goes on with it in transactions of its own)."""
         if self.stale is not None or self.end is None:
             return False
-        records = self.end - self.snapshot
-        return self.window > max(self.floor, SPAN * self.live) or records > max(
-            self.floor_records, SPAN * len(self.sizes)
-        )
+        return self.window > max(self.floor, SPAN * self.live)
 
     def entries(self, fold: Fold, at: Positions, credit: int = 0) -> list[Entry]:
         """What this transaction writes to the state partition: the batch's changes, the oldest
