@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from services.settings import Settings
@@ -32,41 +31,13 @@ from services.settlement.routing import Topics
 from services.settlement.store import Store
 from services.simulation.streams import CLEAN, Profile, generate
 from tests.bench.results import Run, figure
+from tests.messages import Message
 
 TABLES = 40
 PARTITIONS = 4
 EVENTS = int(os.environ.get("CROUPIER_BENCH_BATCH_EVENTS", "300000"))
 BATCH = 5_000
 ROUNDS = int(os.environ.get("CROUPIER_BENCH_BATCH_ROUNDS", "5"))
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """What the engine reads of confluent-kafka's Message."""
-
-    _topic: str
-    _partition: int
-    _offset: int
-    _key: bytes
-    _value: bytes
-
-    def topic(self) -> str:
-        return self._topic
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def key(self) -> bytes:
-        return self._key
-
-    def value(self) -> bytes:
-        return self._value
-
-    def headers(self) -> None:
-        return None
 
 
 def floor(settings: Settings) -> list[Message]:
@@ -87,7 +58,7 @@ def floor(settings: Settings) -> list[Message]:
                 offset = offsets.get((topic, p), 0)
                 offsets[(topic, p)] = offset + 1
                 key = (table_of(value) or "").encode()
-                messages.append(Message(topic, p, offset, key, value))
+                messages.append(Message(topic, p, offset, value, key))
         seed += 1
     return messages
 

@@ -4,7 +4,6 @@ decided only there (contract section 1a); the producer's likely mistake is named
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
 
 import pytest
 from hypothesis import given
@@ -18,6 +17,7 @@ from services.settlement.misrouted import ADVICE, Homes, cause, table_of
 from services.settlement.restore import Task
 from services.settlement.routing import Topics
 from services.settlement.store import Store
+from tests.messages import Message
 from tests.unit.builders import bet, round_event
 
 JAVA_MURMUR2 = {
@@ -109,36 +109,6 @@ def test_the_cause_names_the_producers_pattern() -> None:
     assert cause(both, both.encode(), crc32_partition(both.encode(), 4), 4) in ADVICE
 
 
-@dataclass
-class _Message:
-    """What the worker reads of confluent-kafka's Message."""
-
-    _topic: str
-    _partition: int
-    _offset: int
-    _value: bytes | None
-    _key: bytes | None = None
-    _headers: list[tuple[str, bytes]] | None = field(default=None)
-
-    def topic(self) -> str:
-        return self._topic
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def value(self) -> bytes | None:
-        return self._value
-
-    def key(self) -> bytes | None:
-        return self._key
-
-    def headers(self) -> list[tuple[str, bytes]] | None:
-        return self._headers
-
-
 TOPICS = Topics(
     settlements="settlements",
     refunds="refunds",
@@ -152,7 +122,7 @@ TOPICS = Topics(
 )
 
 
-def _inputs(messages: list[_Message]) -> batch.Inputs:
+def _inputs(messages: list[Message]) -> batch.Inputs:
     """A task's messages of a batch as the engine hands them over: rounds', then bets'."""
     return (
         [m for m in messages if m.topic() == "rounds"],
@@ -174,9 +144,9 @@ def test_a_batch_forwards_another_tables_input_unchanged_and_folds_nothing_of_it
     task, metrics = _task(0), Metrics()
     headers = [("trace", b"abc")]
     messages = [
-        _Message("rounds", 0, 0, round_event("opened", "R1", there, game="sicbo"), b"x", headers),
-        _Message("bets", 0, 0, bet(1, table_id=there), there.encode()),
-        _Message("rounds", 0, 1, round_event("opened", "R1", here, game="sicbo"), here.encode()),
+        Message("rounds", 0, 0, round_event("opened", "R1", there, game="sicbo"), b"x", headers),
+        Message("bets", 0, 0, bet(1, table_id=there), there.encode()),
+        Message("rounds", 0, 1, round_event("opened", "R1", here, game="sicbo"), here.encode()),
     ]
     values = [m.value() for m in messages]
     out = batch.fold(task, _inputs(messages), TOPICS, metrics, False, Homes(2))
@@ -197,10 +167,10 @@ def test_the_task_of_the_tables_partition_decides_the_forwarded_input() -> None:
     there = _table_on(1, 2)
     task = _task(1)
     messages = [
-        _Message("rounds", 1, 0, round_event("opened", "R1", there, game="sicbo"), None),
-        _Message("rounds", 1, 1, round_event("betting_closed", "R1", there, last_seq=1), None),
-        _Message("rounds", 1, 2, round_event("result", "R1", there, dice=[1, 2, 3]), None),
-        _Message("bets", 1, 0, bet(1, table_id=there), there.encode()),
+        Message("rounds", 1, 0, round_event("opened", "R1", there, game="sicbo"), None),
+        Message("rounds", 1, 1, round_event("betting_closed", "R1", there, last_seq=1), None),
+        Message("rounds", 1, 2, round_event("result", "R1", there, dice=[1, 2, 3]), None),
+        Message("bets", 1, 0, bet(1, table_id=there), there.encode()),
     ]
     out = batch.fold(task, _inputs(messages), TOPICS, Metrics(), False, Homes(2))
     assert [m[0] for m in out if m[0] not in ("accepted", "table-stats")] == ["settlements"]
@@ -208,7 +178,7 @@ def test_the_task_of_the_tables_partition_decides_the_forwarded_input() -> None:
 
 def test_an_input_naming_no_table_is_rejected_where_it_was_read() -> None:
     task, metrics = _task(1), Metrics()
-    refused = _Message("bets", 1, 0, b"not json", b"k")
+    refused = Message("bets", 1, 0, b"not json", b"k")
     out = batch.fold(task, _inputs([refused]), TOPICS, metrics, False, Homes(2))
     assert [(m[0], m[2]) for m in out if m[0] != "accepted"] == [("rejected", b"k")]
     assert not metrics.misrouted
