@@ -140,10 +140,12 @@ class Store:
             entries.extend((key, None) for key in sorted(self.stale - kept))
             parts = (state.part_of(key) for key in sorted(kept))
             self.ages = OrderedDict((which, since) for which in parts if which is not None)
-        self._size(entries)
-        count = capture.count(fold)
-        entries.append(state.position_entry(at["rounds"], at["bets"], self.snapshot, count))
-        self.writing.append(_size(entries))
+        written = self._keep(entries)
+        position = state.position_entry(
+            at["rounds"], at["bets"], self.snapshot, capture.count(fold)
+        )
+        entries.append(position)
+        self.writing.append(written + _size([position]))
         return entries
 
     def committed(self, end: int | None) -> bool:
@@ -160,17 +162,22 @@ class Store:
         while self.spans and self.spans[0][0] <= snapshot:
             self.window -= self.spans.popleft()[1]
         caught_up = self.cleaned and not self.cleaning
-        self.cleaned = self.cleaned and not caught_up
+        if caught_up:
+            self.cleaned = False
         return whole or caught_up
 
-    def _size(self, entries: list[Entry]) -> None:
-        """Keep the bytes of each live entry, as these entries leave them."""
+    def _keep(self, entries: list[Entry]) -> int:
+        """Keep the bytes of each live entry, as these entries leave them; the entries' bytes."""
         sizes = self.sizes
+        written = 0
         for key, value in entries:
             self.live -= sizes.pop(key, 0)
+            size = len(key) + len(value or b"")
+            written += size
             if value is not None:
-                sizes[key] = size = len(key) + len(value)
+                sizes[key] = size
                 self.live += size
+        return written
 
     def _age(self, changes: list[Entry], since: int) -> None:
         """Parts that first appear in these changes are written whole from `since` on; a
