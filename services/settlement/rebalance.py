@@ -20,7 +20,6 @@ from services import heap
 from services.settlement import group, restore
 from services.settlement.misrouted import Homes
 from services.settlement.recovery import ROLES
-from services.settlement.restore import Task
 from services.settlement.transaction import Failed
 
 if TYPE_CHECKING:
@@ -67,23 +66,7 @@ def assigned(engine: Engine, consumer: Consumer, partitions: list[TopicPartition
     for p in fresh:
         engine.tasks.pop(p, None)
     _build(engine, consumer, fresh)
-    assignment: list[TopicPartition] = []
-    paused: list[TopicPartition] = []
-    running: list[TopicPartition] = []
-    for p in wanted:
-        task = engine.tasks.get(p)
-        for role, topic in zip(ROLES, s.inputs, strict=True):
-            if task is not None:
-                assignment.append(TopicPartition(topic, p, task.positions[role]))
-                running.append(TopicPartition(topic, p))
-            else:  # blocked, or built again at the next turn
-                assignment.append(TopicPartition(topic, p))
-                paused.append(TopicPartition(topic, p))
-    consumer.assign(assignment)
-    if running:  # librdkafka keeps a partition paused through a rebalance that gives it back
-        consumer.resume(running)
-    if paused:
-        consumer.pause(paused)
+    _assign(engine, consumer, wanted)
 
 
 def revoked(engine: Engine, partitions: list[TopicPartition]) -> None:
@@ -139,16 +122,8 @@ def _forget(engine: Engine, partitions: list[int]) -> None:
 def recover(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
     """Build tasks again from what was committed (a failed transaction, a blocked task retried)
     and position the consumer on their input."""
-    s = engine.settings
     _build(engine, consumer, partitions)
-    for p in partitions:
-        tps = [TopicPartition(topic, p) for topic in s.inputs]
-        task = engine.tasks.get(p)
-        if task is None:
-            consumer.pause(tps)
-            continue
-        consumer.resume(tps)  # before the seek: a resume after it may outdate it
-        _position(engine, consumer, task)
+    reposition(engine, consumer)
 
 
 def rebuild_dropped(engine: Engine, consumer: Consumer) -> None:
@@ -174,35 +149,42 @@ def retry_blocked(engine: Engine, consumer: Consumer) -> None:
 
 
 def reposition(engine: Engine, consumer: Consumer) -> None:
-    """Position the consumer on every task's next offsets again (a batch read across a rebalance
-    was dropped). A task whose partitions were revoked meanwhile waits for the assignment that
-    follows, which keeps or builds it."""
-    assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
-    for p, task in list(engine.tasks.items()):
-        if all((topic, p) in assigned for topic in engine.settings.inputs):
-            _position(engine, consumer, task)
+    """Position the consumer on every task's next offsets again (a task built again, a batch
+    read across a rebalance dropped) by giving it its whole assignment again (`_assign`). If the
+    consumer refuses, the tasks are built again a second later."""
+    partitions = sorted({tp.partition for tp in consumer.assignment()})
+    if not partitions:
+        return
+    try:
+        _assign(engine, consumer, partitions)
+    except KafkaException as error:
+        log.warning("tasks %s could not be positioned (%s); building them again", partitions, error)
+        engine.drop(partitions, wait=1.0)
 
 
-def _position(engine: Engine, consumer: Consumer, task: Task) -> None:
-    """Seek the consumer to the task's next offsets; a partition that cannot be positioned (one
-    librdkafka has not started fetching yet, tried for 5 s) has its task built again later."""
-    p = task.partition
-    for role, topic in zip(ROLES, engine.settings.inputs, strict=True):
-        if not _seek(consumer, TopicPartition(topic, p, task.positions[role])):
-            log.warning("task %d: %s could not be positioned; building it again", p, topic)
-            engine.drop([p], wait=1.0)
-            return
-
-
-def _seek(consumer: Consumer, tp: TopicPartition) -> bool:
-    """Position the consumer (a partition just resumed may not be fetching yet: retried)."""
-    for _ in range(50):
-        try:
-            consumer.seek(tp)
-            return True
-        except KafkaException:
-            time.sleep(0.1)
-    return False
+def _assign(engine: Engine, consumer: Consumer, partitions: list[int]) -> None:
+    """Assign the consumer partitions p of both inputs: a task's at its next offsets, read; one
+    without a task (blocked, or built again at the next turn) paused. An assignment with offsets
+    positions a partition whatever its fetch state, where a seek fails on one librdkafka has not
+    started fetching (after a broker came back, say). librdkafka keeps a partition paused through
+    a rebalance that gives it back, hence the resume."""
+    assignment: list[TopicPartition] = []
+    paused: list[TopicPartition] = []
+    running: list[TopicPartition] = []
+    for p in partitions:
+        task = engine.tasks.get(p)
+        for role, topic in zip(ROLES, engine.settings.inputs, strict=True):
+            if task is not None:
+                assignment.append(TopicPartition(topic, p, task.positions[role]))
+                running.append(TopicPartition(topic, p))
+            else:
+                assignment.append(TopicPartition(topic, p))
+                paused.append(TopicPartition(topic, p))
+    consumer.assign(assignment)
+    if running:
+        consumer.resume(running)
+    if paused:
+        consumer.pause(paused)
 
 
 def _keep(engine: Engine, consumer: Consumer, partitions: list[int]) -> set[int]:

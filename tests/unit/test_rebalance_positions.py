@@ -1,6 +1,8 @@
-"""After a batch read across a rebalance is dropped, the consumer goes back to each task's next
-offsets: only for tasks whose partitions are still assigned, and a partition that cannot be
-positioned has its task built again instead of stopping the worker."""
+"""The consumer goes back to each task's next offsets by being given its whole assignment again
+(after a batch read across a rebalance is dropped, after a task is built again): a task's
+partitions at its positions and read, a partition without a task paused, a task whose partitions
+were revoked left out; and a consumer that refuses has the tasks built again instead of stopping
+the worker."""
 
 from __future__ import annotations
 
@@ -22,18 +24,26 @@ INPUTS = ("rounds", "bets")
 class Consumer:
     """The parts of confluent-kafka's consumer that positioning uses."""
 
-    def __init__(self, assigned: list[int], refusing: frozenset[int] = frozenset()) -> None:
+    def __init__(self, assigned: list[int], refusing: bool = False) -> None:
         self.assigned = [TopicPartition(t, p) for p in assigned for t in INPUTS]
         self.refusing = refusing
-        self.seeks: list[tuple[str, int, int]] = []
+        self.given: list[tuple[str, int, int]] = []
+        self.paused: set[tuple[str, int]] = set()
 
     def assignment(self) -> list[TopicPartition]:
         return self.assigned
 
-    def seek(self, tp: TopicPartition) -> None:
-        if tp.partition in self.refusing:
+    def assign(self, partitions: list[TopicPartition]) -> None:
+        if self.refusing:
             raise KafkaException(KafkaError(KafkaError._STATE, "Erroneous state"))
-        self.seeks.append((tp.topic, tp.partition, tp.offset))
+        self.assigned = [TopicPartition(tp.topic, tp.partition) for tp in partitions]
+        self.given = [(tp.topic, tp.partition, tp.offset) for tp in partitions]
+
+    def pause(self, partitions: list[TopicPartition]) -> None:
+        self.paused |= {(tp.topic, tp.partition) for tp in partitions}
+
+    def resume(self, partitions: list[TopicPartition]) -> None:
+        self.paused -= {(tp.topic, tp.partition) for tp in partitions}
 
 
 def _task(p: int, rounds: int, bets: int) -> Task:
@@ -52,37 +62,56 @@ def _engine(*tasks: Task) -> Engine:
     return engine
 
 
-def test_the_tasks_still_assigned_go_back_to_their_next_offsets() -> None:
+def test_the_tasks_still_assigned_go_back_to_their_next_offsets_and_are_read() -> None:
     engine = _engine(_task(0, 5, 70), _task(1, 9, 120))
     consumer: Any = Consumer(assigned=[0, 1])
+    consumer.paused = {("rounds", 1), ("bets", 1)}  # a task built again had been paused
     rebalance.reposition(engine, consumer)
-    assert sorted(consumer.seeks) == [
+    assert sorted(consumer.given) == [
         ("bets", 0, 70),
         ("bets", 1, 120),
         ("rounds", 0, 5),
         ("rounds", 1, 9),
     ]
+    assert consumer.paused == set()
     assert sorted(engine.tasks) == [0, 1] and not engine.rebuild
+
+
+def test_a_partition_without_a_task_stays_assigned_and_paused() -> None:
+    engine = _engine(_task(1, 9, 120))
+    consumer: Any = Consumer(assigned=[0, 1])
+    rebalance.reposition(engine, consumer)
+    invalid = TopicPartition("rounds", 0).offset
+    assert sorted(consumer.given) == [
+        ("bets", 0, invalid),
+        ("bets", 1, 120),
+        ("rounds", 0, invalid),
+        ("rounds", 1, 9),
+    ]
+    assert consumer.paused == {("rounds", 0), ("bets", 0)}
 
 
 def test_a_task_whose_partitions_were_revoked_is_left_for_the_next_assignment() -> None:
     engine = _engine(_task(0, 5, 70), _task(1, 9, 120))
     consumer: Any = Consumer(assigned=[1])
     rebalance.reposition(engine, consumer)
-    assert sorted(consumer.seeks) == [("bets", 1, 120), ("rounds", 1, 9)]
+    assert sorted(consumer.given) == [("bets", 1, 120), ("rounds", 1, 9)]
     assert sorted(engine.tasks) == [0, 1] and not engine.rebuild
 
 
-def test_a_partition_that_cannot_be_positioned_has_its_task_built_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr("services.settlement.rebalance.time.sleep", lambda _: None)
-    engine = _engine(_task(0, 5, 70), _task(1, 9, 120))
-    consumer: Any = Consumer(assigned=[0, 1], refusing=frozenset({0}))
+def test_nothing_assigned_leaves_the_consumer_alone() -> None:
+    engine = _engine(_task(0, 5, 70))
+    consumer: Any = Consumer(assigned=[], refusing=True)
     rebalance.reposition(engine, consumer)
-    assert sorted(engine.tasks) == [1]
-    assert engine.rebuild == {0} and engine.rebuild_at > 0
-    assert sorted(consumer.seeks) == [("bets", 1, 120), ("rounds", 1, 9)]
+    assert sorted(engine.tasks) == [0] and not engine.rebuild
+
+
+def test_a_consumer_that_refuses_the_assignment_has_its_tasks_built_again() -> None:
+    engine = _engine(_task(0, 5, 70), _task(1, 9, 120), _task(2, 1, 1))
+    consumer: Any = Consumer(assigned=[0, 1], refusing=True)
+    rebalance.reposition(engine, consumer)
+    assert sorted(engine.tasks) == [2]
+    assert engine.rebuild == {0, 1} and engine.rebuild_at > 0
 
 
 def test_tasks_lost_with_the_session_are_dropped_and_their_heap_given_back(
