@@ -14,7 +14,7 @@ from schemas.records import Record, Rejected
 from services.audit.compare import Outputs, Report, compare, outputs
 from services.audit.window import Kept, Scope, Span
 from services.settlement.fold import Fold
-from services.settlement.misrouted import Homes
+from services.settlement.misrouted import Elsewhere, Homes
 from services.signing.signature import NO_KEYS, TableKeys
 
 
@@ -62,10 +62,11 @@ def judge(
         for message in kept:
             if message.kind != kind:
                 continue
-            if homes is not None and not homes.belongs(message.value, message.partition):
+            try:
+                out = fold.feed(kind, message.value, homes=homes, partition=message.partition)
+            except Elsewhere:
                 forwarded += 1
                 continue
-            out = fold.feed(kind, message.value)
             records.extend(out)
             if not any(isinstance(r, Rejected) for r in out):
                 at = _at(message.value)

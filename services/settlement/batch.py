@@ -15,7 +15,7 @@ from typing import Any
 from schemas.journal import records as journal_records
 from schemas.records import Record, Rejected
 from services.settlement.metrics import Metrics
-from services.settlement.misrouted import ADVICE, Homes, cause, table_of
+from services.settlement.misrouted import ADVICE, Elsewhere, Homes, cause, table_of
 from services.settlement.recovery import ROLES
 from services.settlement.restore import Task
 from services.settlement.routing import Message, Topics, count, route
@@ -46,13 +46,12 @@ def fold(
             continue
         metrics.events_in[messages[0].topic()] += len(messages)
         for message in messages:
-            value = message.value()
-            home = homes.of(value)
-            if home is not None and home != p:
-                out.append(_forward(message, home, metrics, homes))
-                continue
             n = len(records)
-            feed(role, value, records)
+            try:
+                feed(role, message.value(), records, homes=homes, partition=p)
+            except Elsewhere as elsewhere:
+                out.append(_forward(message, elsewhere.home, metrics, homes))
+                continue
             if len(records) > n and type(records[n]) is Rejected:  # then the only record
                 keys[n] = message.key()
         task.positions[role] = messages[-1].offset() + 1

@@ -47,6 +47,7 @@ from schemas.records import Record, Rejected, RejectReason, Settlement, TableSta
 from services.settlement import corrections
 from services.settlement.decisions import decide
 from services.settlement.lifecycle import transition
+from services.settlement.misrouted import Elsewhere, Homes
 from services.settlement.rounds import FINAL, Fingerprint, Journal, Round, Table, fingerprint
 from services.signing.signature import NO_KEYS, TableKeys, Unverified, verify
 from services.statistics.board import Board
@@ -76,13 +77,24 @@ class Fold:
         self.pending = 0
         self.journal: Journal | None = Journal() if journal else None
 
-    def feed(self, topic: str | None, value: bytes | None, out: Sink | None = None) -> Sink:
+    def feed(
+        self,
+        topic: str | None,
+        value: bytes | None,
+        out: Sink | None = None,
+        *,
+        homes: Homes | None = None,
+        partition: int = 0,
+    ) -> Sink:
         """Append the records one message produces to `out` (a new list if None), in the order to
         write them, and return that list.
 
         `topic` is the topic the message was read from, `rounds` or `bets`: a message that is no
         event of its topic, or has no value (a Kafka record's null), is rejected. None is a replay
         line, whose `type` tells its topic; a blank line (empty or white space) gives nothing.
+
+        With `homes`, the message was read from `partition` of its topic, and one that names a
+        table of another partition raises Elsewhere, folded not here but there (`misrouted`).
         """
         if out is None:
             out = []
@@ -104,8 +116,15 @@ class Fold:
         else:
             decoded = decode_bet(raw) if topic == "bets" else decode_round(raw)
             if isinstance(decoded, Invalid):
+                home = None if homes is None else homes.of(value)
+                if home is not None and home != partition:
+                    raise Elsewhere(home)
                 out.append(rejected(decoded, topic, raw))
                 return out
+            if homes is not None:
+                home = homes.home(decoded.table_id)
+                if home is not None and home != partition:
+                    raise Elsewhere(home)
             event = decoded
         if isinstance(event, BetPlaced):
             self._place(event, raw, out)

@@ -42,8 +42,10 @@ class Homes:
     def of(self, value: bytes | None) -> int | None:
         """The partition of the table the input names; None when it names none."""
         table_id = table_of(value)
-        if table_id is None:
-            return None
+        return None if table_id is None else self.home(table_id)
+
+    def home(self, table_id: str) -> int | None:
+        """The partition of a table's inputs; None for a name no producer could key by."""
         home = self._known.get(table_id)
         if home is None:
             try:
@@ -54,10 +56,14 @@ class Homes:
                 self._known[table_id] = home
         return home
 
-    def belongs(self, value: bytes | None, partition: int) -> bool:
-        """Whether the input is decided by the task of `partition` (else it is forwarded)."""
-        home = self.of(value)
-        return home is None or home == partition
+
+class Elsewhere(Exception):
+    """An input of a table whose inputs belong to another partition (`home`): the fold that was
+    told it read it from `partition` folds nothing of it (`Fold.feed`)."""
+
+    def __init__(self, home: int) -> None:
+        super().__init__(home)
+        self.home = home
 
 
 def table_of(value: bytes | None) -> str | None:

@@ -9,6 +9,7 @@ input (docs/DESIGN.md, "Restore").
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from services import collector, reading
 from services.settings import Settings
 from services.settlement import changelog, state
 from services.settlement.fold import Fold
-from services.settlement.misrouted import Homes
+from services.settlement.misrouted import Elsewhere, Homes
 from services.settlement.recovery import ROLES, Blocked, Refold, Restored, plan
 from services.settlement.rounds import Journal
 from services.settlement.store import Positions, Store
@@ -236,9 +237,8 @@ def refold(
 
     def feed(topic: str, p: int, message: Message) -> None:
         nonlocal count
-        value = message.value()
-        if homes.belongs(value, p):
-            folds[p].feed(kinds[topic], value)
+        with contextlib.suppress(Elsewhere):
+            folds[p].feed(kinds[topic], message.value(), homes=homes, partition=p)
             count += 1
 
     reader = changelog.reader(settings)

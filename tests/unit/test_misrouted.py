@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from schemas.records import Rejected
 from services.partitioner import crc32_partition, fnv1a_partition, partition_of
 from services.settlement import batch
 from services.settlement.fold import Fold
 from services.settlement.metrics import Metrics
-from services.settlement.misrouted import ADVICE, Homes, cause, table_of
+from services.settlement.misrouted import ADVICE, Elsewhere, Homes, cause, table_of
 from services.settlement.restore import Task
 from services.settlement.routing import Topics
 from services.settlement.store import Store
@@ -54,19 +55,46 @@ def test_the_other_clients_hashes_are_crc32_and_sarama_fnv1a() -> None:
 def test_an_input_belongs_to_the_partition_of_the_table_its_value_names() -> None:
     homes = Homes(4)
     raw = bet(1, table_id="sicbo-07")
-    assert homes.of(raw) == partition_of(b"sicbo-07", 4)
-    assert homes.belongs(raw, partition_of(b"sicbo-07", 4))
-    assert not homes.belongs(raw, (partition_of(b"sicbo-07", 4) + 1) % 4)
+    assert homes.of(raw) == homes.home("sicbo-07") == partition_of(b"sicbo-07", 4)
 
 
 @pytest.mark.parametrize(
     "value",
     [None, b"", b"not json", b"[1, 2]", b'{"table_id": 7}', b'{"type": "bet.placed"}', b"{"],
 )
-def test_an_input_that_names_no_table_belongs_where_it_was_read(value: bytes | None) -> None:
+def test_an_input_that_names_no_table_is_rejected_where_it_was_read(value: bytes | None) -> None:
     homes = Homes(4)
     assert homes.of(value) is None
-    assert all(homes.belongs(value, p) for p in range(4))
+    for p in range(4):
+        (record,) = Fold().feed("bets", value, homes=homes, partition=p)
+        assert isinstance(record, Rejected)
+
+
+@pytest.mark.parametrize("topic", ["rounds", "bets"])
+def test_the_fold_folds_nothing_of_an_input_of_another_partitions_table(topic: str) -> None:
+    table = _table_on(2, 4)
+    raw = (
+        round_event("opened", table_id=table, game="sicbo")
+        if topic == "rounds"
+        else bet(1, table_id=table)
+    )
+    fold = Fold()
+    with pytest.raises(Elsewhere) as raised:
+        fold.feed(topic, raw, homes=Homes(4), partition=1)
+    assert raised.value.home == 2
+    assert fold.tables == {} and fold.pending == 0
+    assert fold.feed(topic, raw, homes=Homes(4), partition=2) == []  # opened, or waiting for it
+    assert table in fold.tables
+
+
+def test_an_invalid_input_naming_another_partitions_table_is_left_to_that_partition() -> None:
+    table = _table_on(3, 4)
+    raw = b'{"type": "bet.placed", "table_id": "%s", "stake": "lots"}' % table.encode()
+    with pytest.raises(Elsewhere) as raised:
+        Fold().feed("bets", raw, homes=Homes(4), partition=0)
+    assert raised.value.home == 3
+    (record,) = Fold().feed("bets", raw, homes=Homes(4), partition=3)
+    assert isinstance(record, Rejected) and record.detail == "v: missing required field"
 
 
 @given(st.text(min_size=1, max_size=80), st.integers(min_value=1, max_value=64))
