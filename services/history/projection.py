@@ -21,7 +21,7 @@ from typing import Any, Final, Literal, assert_never
 import msgspec
 
 from schemas import journal
-from schemas.codec import NUL, Invalid, decode_event, nul_path, payload
+from schemas.codec import Invalid, decode_event, nul_path, payload, spells_nul
 from schemas.events import AnyEvent, BetPlaced, RoundEvent
 from schemas.journal import Decision, Journal
 from schemas.records import Adjustment, Rejected, TableStats
@@ -35,9 +35,6 @@ SOURCES: Final[tuple[Source, ...]] = ("accepted", "table-stats", "rejected")
 _ACCEPTED: Final = msgspec.json.Decoder(Journal | AnyEvent)
 """A journal, or one accepted input alone (as workers before journals wrote the topic)."""
 _STATS: Final = msgspec.json.Decoder(TableStats)
-ESCAPE: Final = b"\\"
-"""What every escape in JSON text begins with, U+0000's (`NUL`) too: a journal without one is
-told in one pass of memchr, cheaper than a search for `NUL` through its every byte."""
 _REJECTED: Final = msgspec.json.Decoder(Rejected)
 
 
@@ -133,7 +130,7 @@ class Changes:
                 self._accepted(raw, timestamp_ms)
             case "table-stats":
                 stats = _STATS.decode(raw)
-                if NUL in raw and (where := nul_path(stats)) is not None:
+                if spells_nul(raw) and (where := nul_path(stats)) is not None:
                     raise Unreadable(f"a board whose {where} holds U+0000 (NUL)")
                 self.boards[stats.table_id] = stats
                 self.raw_boards[stats.table_id] = raw
@@ -153,14 +150,14 @@ class Changes:
         match read:
             case Journal(inputs=inputs, decisions=decisions):
                 self.size += len(inputs) + len(decisions) - 1
-                if ESCAPE in raw and NUL in raw:
+                if spells_nul(raw):
                     inputs, decisions = self._storable(inputs, decisions)
                 if inputs:
                     self._inputs(inputs, timestamp_ms)
                 if decisions:
                     self._decisions(decisions, timestamp_ms)
             case _:
-                if NUL in raw and (where := nul_path(read)) is not None:
+                if spells_nul(raw) and (where := nul_path(read)) is not None:
                     raise Unreadable(f"an input whose {where} holds U+0000 (NUL)")
                 self._input(read, timestamp_ms)
 

@@ -19,13 +19,13 @@ from typing import Final, assert_never
 from msgspec import DecodeError
 
 from schemas.codec import (
-    NUL,
     Invalid,
     decode_bet,
     decode_event,
     decode_round,
     read_event,
     rejected,
+    spells_nul,
 )
 from schemas.events import SIGNED as MONEY_MOVING
 from schemas.events import (
@@ -105,7 +105,7 @@ class Fold:
                 event = read_event(raw)
             except (DecodeError, RecursionError):
                 event = None
-            if event is None or raw.find(NUL) >= 0:  # not an event, or it may hold a NUL
+            if event is None or spells_nul(raw):  # not an event, or it may hold a NUL
                 if not raw or raw.isspace():
                     return out
                 line_topic, checked = decode_event(raw)

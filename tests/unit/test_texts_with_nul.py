@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemas.codec import NUL, Invalid, decode_bet, decode_event, decode_round, encode
+from schemas.codec import NUL, Invalid, decode_bet, decode_event, decode_round, encode, spells_nul
 from schemas.events import BetPlaced, Event
 from schemas.journal import records as journal_records
 from schemas.records import Rejected, Settlement
@@ -175,3 +175,9 @@ def test_the_projection_counts_an_input_or_a_board_with_a_nul_as_unreadable() ->
     assert not changes.pairs.halves
     assert changes.unreadable[0] == "accepted: an input whose player_id holds U+0000 (NUL)"
     assert len(changes.unreadable) == 2 and not changes.boards
+
+
+@given(st.binary(max_size=64) | st.text(alphabet='\\u0a{}" ', max_size=40).map(str.encode))
+def test_a_text_spells_nul_exactly_when_it_holds_its_six_bytes(raw: bytes) -> None:
+    assert spells_nul(raw) == (NUL in raw)
+    assert spells_nul(b'{"a":"x' + raw + b'"}') == (NUL in b'{"a":"x' + raw + b'"}')
