@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Final
 
+from services.collector import Collections
 from services.metric import Family
 
 PARTS: Final = ("read", "fold", "produce", "wait")
@@ -33,6 +34,8 @@ class Metrics:
     state_bytes: int = 0
     loop_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
     """Where the consume-fold-produce loop spent its time, by part (PARTS)."""
+    collections: Collections = field(default_factory=Collections)
+    """The cyclic collector's runs, on a clock (`collector.clocked`)."""
 
     def committed(self, *, messages_out: int, seconds: float) -> None:
         self.transactions += 1
@@ -66,6 +69,12 @@ FAMILIES: Final = (
         "wait: for the previous transaction's commit).",
         ("part",),
     ),
+    Family(
+        "croupier_gc_collections_total",
+        "counter",
+        "Full collections of cyclic garbage, run on a clock (automatic collection is off).",
+    ),
+    Family("croupier_gc_seconds_total", "counter", "Time the full collections took."),
     Family("croupier_events_in_total", "counter", "Input events read, by topic.", ("topic",)),
     Family(
         "croupier_decisions_total",
@@ -102,6 +111,8 @@ def render(m: Metrics, tasks: int, blocked: int) -> str:
         [("", str(m.state_records))],
         [("", str(m.state_bytes))],
         [(f'{{part="{part}"}}', f"{m.loop_seconds[part]:.6f}") for part in PARTS],
+        [("", str(m.collections.runs))],
+        [("", f"{m.collections.seconds:.6f}")],
         _by("topic", m.events_in),
         _by("kind", m.decisions),
         _by("reason", m.rejections),

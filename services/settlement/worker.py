@@ -19,6 +19,7 @@ from typing import Any
 import faust
 from mode import Service
 
+from services import collector
 from services.ports import claim, free_port
 from services.security import clients
 from services.security.denied import AccessDenied
@@ -62,7 +63,8 @@ def create_app(settings: Settings) -> tuple[Any, Engine]:
             """A failed engine takes the worker down loudly rather than leaving it idle; one the
             brokers refused exits with code 2 and the refusal (its /health says it meanwhile)."""
             try:
-                await asyncio.get_running_loop().run_in_executor(None, engine.run)
+                async with collector.clocked(engine.metrics.collections):
+                    await asyncio.get_running_loop().run_in_executor(None, engine.run)
             except AccessDenied as error:
                 log.critical("croupier worker: %s", error)
                 await asyncio.sleep(DENIED_GRACE)  # for /health to be read

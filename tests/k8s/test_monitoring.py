@@ -41,6 +41,8 @@ def test_the_exported_metrics_are_the_ones_this_test_knows() -> None:
         "croupier_commit_seconds_total",
         "croupier_decisions_total",
         "croupier_events_in_total",
+        "croupier_gc_collections_total",
+        "croupier_gc_seconds_total",
         "croupier_loop_seconds_total",
         "croupier_misrouted_total",
         "croupier_pending_bets",

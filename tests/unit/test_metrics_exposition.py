@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from services.collector import Collections
 from services.history.tally import LATENCY, exposition
 from services.settlement.metrics import Metrics, render
 from services.statistics.integrity import Finding
@@ -41,6 +42,12 @@ croupier_loop_seconds_total{part="read"} 0.500000
 croupier_loop_seconds_total{part="fold"} 2.250000
 croupier_loop_seconds_total{part="produce"} 0.000000
 croupier_loop_seconds_total{part="wait"} 0.125000
+# HELP croupier_gc_collections_total Full collections of cyclic garbage, run on a clock (automatic collection is off).
+# TYPE croupier_gc_collections_total counter
+croupier_gc_collections_total 2
+# HELP croupier_gc_seconds_total Time the full collections took.
+# TYPE croupier_gc_seconds_total counter
+croupier_gc_seconds_total 0.031250
 # HELP croupier_events_in_total Input events read, by topic.
 # TYPE croupier_events_in_total counter
 croupier_events_in_total{topic="bets"} 40
@@ -154,6 +161,7 @@ def _busy_worker() -> Metrics:
         state_bytes=3456,
         loop_seconds={"read": 0.5, "fold": 2.25, "produce": 0.0, "wait": 0.125},
         misrouted=Counter({("bets", 2): 4, ("rounds", 2): 1, ("bets", 0): 9}),
+        collections=Collections(runs=2, seconds=0.03125, freed=7),
     )
 
 
