@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from schemas.codec import encode_each
 from schemas.journal import records as journal_records
 from schemas.records import Record, Rejected
 from services.settlement.metrics import Metrics
@@ -61,7 +62,10 @@ def fold(
         if stats is not None:
             records.append(stats)
     state.boards_changed.clear()
-    out.extend([route(record, topics, p, keys.get(n)) for n, record in enumerate(records)])
+    values = encode_each(records)
+    out.extend(
+        [route(record, values[n], topics, p, keys.get(n)) for n, record in enumerate(records)]
+    )
     count(records, metrics.decisions, metrics.rejections)
     decisions = (topics.settlements, topics.refunds, topics.adjustments)
     decided = [value for topic, _, _, value, _ in out if topic in decisions and value]

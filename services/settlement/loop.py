@@ -240,7 +240,7 @@ class Engine:
             p: (tasks[p], batch.fold(tasks[p], inputs, topics, self.metrics, durable, homes))
             for p, inputs in work.items()
         }
-        newest = max(m.timestamp()[1] for m in messages) / 1000
+        newest = max(m[-1].timestamp()[1] for inputs in work.values() for m in inputs if m) / 1000
         spent = self.metrics.loop_seconds
         waiting = time.monotonic()
         spent["fold"] += waiting - started

@@ -13,7 +13,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import assert_never
 
-from schemas.codec import encode
 from schemas.records import Adjustment, Record, Refund, Rejected, Settlement, TableStats
 from services.settings import Settings
 
@@ -53,20 +52,21 @@ class Topics:
         )
 
 
-def route(record: Record, topics: Topics, task: int, key: bytes | None) -> Message:
-    """The message of one record of task `task`; `key` is the key of the input it came from."""
+def route(record: Record, value: bytes, topics: Topics, task: int, key: bytes | None) -> Message:
+    """The message of one record of task `task`, encoded as `value`; `key` is the key of the
+    input it came from."""
     match record:
         case Settlement():
-            return (topics.settlements, None, record.player_id.encode(), encode(record), None)
+            return (topics.settlements, None, record.player_id.encode(), value, None)
         case Refund():
-            return (topics.refunds, None, record.player_id.encode(), encode(record), None)
+            return (topics.refunds, None, record.player_id.encode(), value, None)
         case Adjustment():
-            return (topics.adjustments, None, record.player_id.encode(), encode(record), None)
+            return (topics.adjustments, None, record.player_id.encode(), value, None)
         case Rejected():
             partition = None if key is not None else task % topics.rejected_partitions
-            return (topics.rejected, partition, key, encode(record), None)
+            return (topics.rejected, partition, key, value, None)
         case TableStats():
-            return (topics.table_stats, None, record.table_id.encode(), encode(record), None)
+            return (topics.table_stats, None, record.table_id.encode(), value, None)
         case _:
             assert_never(record)
 

@@ -44,7 +44,7 @@ crash the process; each is fenced by the producer that replaces it."""
 @dataclass(frozen=True, kw_only=True)
 class Inflight:
     """A transaction sent and committing: its tasks, size and times (monotonic; newest: the
-    newest input's timestamp, epoch seconds)."""
+    latest timestamp of the last input read of each partition, epoch seconds)."""
 
     partitions: list[int]
     out: int
