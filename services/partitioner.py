@@ -8,14 +8,35 @@ which one put an input elsewhere.
 
 from __future__ import annotations
 
+import struct
 import zlib
+from typing import Final
 
-from kafka.partitioner.default import murmur2  # type: ignore[import-untyped]
+_MASK: Final = 0xFFFFFFFF
+_M: Final = 0x5BD1E995
+
+
+def murmur2(key: bytes) -> int:
+    """Kafka's murmur2 of a key (its Java client's `Utils.murmur2`), as an unsigned 32-bit int.
+    Written here rather than imported from kafka-python, whose package a worker would otherwise
+    load on its way to a takeover for this function alone."""
+    length = len(key)
+    whole = length & ~3
+    h = 0x9747B28C ^ length
+    for (k,) in struct.iter_unpack("<I", key[:whole]):
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        h = ((h * _M) & _MASK) ^ ((k * _M) & _MASK)
+    if length & 3:
+        h = ((h ^ int.from_bytes(key[whole:], "little")) * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    return h ^ (h >> 15)
 
 
 def partition_of(key: bytes, partitions: int) -> int:
     """The Java client's partition of a keyed record: murmur2, sign bit cleared."""
-    return int(murmur2(key) & 0x7FFFFFFF) % partitions
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
 def crc32_partition(key: bytes, partitions: int) -> int:

@@ -16,7 +16,7 @@ its whole loop in one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from confluent_kafka import Consumer, IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
@@ -26,6 +26,12 @@ from services.settings import Settings
 
 TIMEOUT = 30.0
 """Seconds a metadata or offsets request may take before it fails (and is tried again)."""
+
+
+FETCH_QUEUE_BACKOFF_MS: Final = 10
+"""How long librdkafka postpones a partition's next fetch once its queue holds what it prefetches
+(`queued.min.messages`); its default, 1 s, left a restore waiting on the brokers for most of its
+time (docs/DESIGN.md, "Reading at the brokers' pace")."""
 
 
 def reader(settings: Settings, client_id: str, **extra: Any) -> Consumer:
@@ -40,6 +46,7 @@ def reader(settings: Settings, client_id: str, **extra: Any) -> Consumer:
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "isolation.level": "read_committed",
+            "fetch.queue.backoff.ms": FETCH_QUEUE_BACKOFF_MS,
             **extra,
         }
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from confluent_kafka import KafkaError
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -16,6 +18,10 @@ class Message:
     _value: bytes | None
     _key: bytes | None = None
     _headers: list[tuple[str, bytes]] | None = None
+    _error: KafkaError | None = None
+
+    def error(self) -> KafkaError | None:
+        return self._error
 
     def topic(self) -> str:
         return self._topic
@@ -34,3 +40,8 @@ class Message:
 
     def headers(self) -> list[tuple[str, bytes]] | None:
         return self._headers
+
+
+def end_of(topic: str, partition: int) -> Message:
+    """librdkafka's event of a partition read to its end (enable.partition.eof)."""
+    return Message(topic, partition, -1, None, _error=KafkaError(KafkaError._PARTITION_EOF))

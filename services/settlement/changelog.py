@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,35 +125,59 @@ def scan(
     consumer: Consumer,
     starts: dict[tuple[str, int], int],
     ends: dict[tuple[str, int], int],
-    each: Callable[[str, int, Any], None],
+    each: Callable[[str, int, list[Message]], None],
 ) -> None:
     """Hand every committed record of these topic partitions from `starts` below `ends` to
-    `each(topic, partition, message)`, in offset order per partition."""
+    `each(topic, partition, records)`, in offset order per partition, a run of one partition's
+    records at a time (as librdkafka hands them over: the checks are made once a run)."""
     open_ = {tp for tp in starts if starts[tp] < ends[tp]}
     if not open_:
         return
     consumer.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in sorted(open_)])
     try:
         while open_:
-            for message in reading.take(consumer, 50_000, 0.5):
-                tp: tuple[str, int] = (message.topic(), message.partition())
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        open_.discard(tp)
-                        continue
-                    raise KafkaException(error)
+            for tp, run in _runs(reading.take(consumer, 50_000, 0.5)):
                 if tp not in open_:
                     continue
-                offset: int = message.offset()
-                if offset >= ends[tp]:
+                end = ends[tp]
+                if not run or _offset(run[-1]) >= end - 1:  # at the partition's end, or past it
                     open_.discard(tp)
-                    continue
-                each(tp[0], tp[1], message)
-                if offset + 1 >= ends[tp]:
-                    open_.discard(tp)
+                    while run and _offset(run[-1]) >= end:
+                        run.pop()
+                if run:
+                    each(tp[0], tp[1], run)
     finally:
         consumer.unassign()
+
+
+def _offset(message: Message) -> int:
+    return message.offset() or 0
+
+
+def _runs(messages: list[Message]) -> Iterator[tuple[tuple[str, int], list[Message]]]:
+    """The records in order as runs of one partition each; a partition's end (librdkafka's
+    _PARTITION_EOF) as an empty run of it; any other error raised."""
+    run: list[Message] = []
+    topic, partition = "", -1
+    for message in messages:
+        error = message.error()
+        if error is not None:
+            if error.code() != KafkaError._PARTITION_EOF:
+                raise KafkaException(error)
+            if run:
+                yield (topic, partition), run
+                run = []
+            yield (message.topic() or "", message.partition() or 0), []
+            partition = -1
+            continue
+        if message.partition() != partition or message.topic() != topic:
+            if run:
+                yield (topic, partition), run
+                run = []
+            topic, partition = message.topic() or "", message.partition() or 0
+        run.append(message)
+    if run:
+        yield (topic, partition), run
 
 
 def start_of(position: state.Position | None, first: int, end: int) -> int:
@@ -180,18 +204,20 @@ def _entries(
     for p, start in starts.items():
         logs[p].start, logs[p].end = start, ends[p]
 
-    def keep(_: str, p: int, message: Message) -> None:
+    def keep(_: str, p: int, run: list[Message]) -> None:
         log = logs[p]
-        log.records += 1
-        key = message.key() or b""  # no key: no state record, so restoring refuses it
-        value = message.value()
-        if value is None:
-            log.entries.pop(key, None)
-            log.offsets.pop(key, None)
-        else:
-            log.entries[key] = value
-            log.offsets[key] = message.offset() or 0
-            log.size += len(value)
+        log.records += len(run)
+        entries, offsets = log.entries, log.offsets
+        for message in run:
+            key = message.key() or b""  # no key: no state record, so restoring refuses it
+            value = message.value()
+            if value is None:
+                entries.pop(key, None)
+                offsets.pop(key, None)
+            else:
+                entries[key] = value
+                offsets[key] = message.offset() or 0
+                log.size += len(value)
 
     scan(consumer, _of(topic, starts), _of(topic, ends), keep)
 
@@ -203,10 +229,11 @@ def _positions(
     whole, and the restore says what is wrong with them)."""
     found: dict[int, bytes] = {}
 
-    def note(_: str, p: int, message: Message) -> None:
-        value = message.value()
-        if message.key() == state.TASK_KEY and value is not None:
-            found[p] = value  # the last one read is the newest
+    def note(_: str, p: int, run: list[Message]) -> None:
+        for message in run:
+            value = message.value()
+            if message.key() == state.TASK_KEY and value is not None:
+                found[p] = value  # the last one read is the newest
 
     window = WINDOW
     froms = dict(firsts)

@@ -6,6 +6,7 @@ registration of its transactional id (docs/DESIGN.md, "Fencing zombies").
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException
@@ -51,9 +52,14 @@ def register(engine: Engine) -> None:
     brokers left open (`dangling`), before anything is written; retried each second while the
     brokers do not answer."""
     assert engine.transactions is not None
+    began = time.monotonic()
     engine.retrying("transactions", engine.transactions.start, KafkaException)
     if not engine.dangling_unchecked:
         engine.retrying("open transactions", lambda: _close_dangling(engine), dangling.errors())
+    log.info(
+        "transactional id registered, open transactions looked for: %.2f s",
+        time.monotonic() - began,
+    )
 
 
 def _close_dangling(engine: Engine) -> None:

@@ -111,10 +111,12 @@ class Engine:
 
     def _run(self) -> None:
         s = self.settings
+        began = time.monotonic()
         self.retrying("log in", lambda: check(s), Unreachable)
         problems = self.retrying("topics", lambda: ensure(s, io.StringIO()), broker_errors())
         if problems:
             raise RuntimeError("; ".join(problems))
+        log.info("logged in, topics checked: %.2f s", time.monotonic() - began)
         self.transactions = Transactions(s)
         fencing.register(self)
         try:

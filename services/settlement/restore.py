@@ -235,11 +235,13 @@ def refold(
     ends = {(t, p): how.upto[kinds[t]] for p, how in refolds.items() for t in settings.inputs}
     count = 0
 
-    def feed(topic: str, p: int, message: Message) -> None:
+    def feed(topic: str, p: int, run: list[Message]) -> None:
         nonlocal count
-        with contextlib.suppress(Elsewhere):
-            folds[p].feed(kinds[topic], message.value(), homes=homes, partition=p)
-            count += 1
+        fold, kind = folds[p], kinds[topic]
+        for message in run:
+            with contextlib.suppress(Elsewhere):
+                fold.feed(kind, message.value(), homes=homes, partition=p)
+                count += 1
 
     reader = changelog.reader(settings)
     try:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schemas.records import Rejected
-from services.partitioner import crc32_partition, fnv1a_partition, partition_of
+from services.partitioner import crc32_partition, fnv1a_partition, murmur2, partition_of
 from services.settlement import batch
 from services.settlement.fold import Fold
 from services.settlement.metrics import Metrics
@@ -210,3 +210,10 @@ def test_an_input_naming_no_table_is_rejected_where_it_was_read() -> None:
     out = batch.fold(task, _inputs([refused]), TOPICS, metrics, False, Homes(2))
     assert [(m[0], m[2]) for m in out if m[0] != "accepted"] == [("rejected", b"k")]
     assert not metrics.misrouted
+
+
+@given(st.binary(max_size=64))
+def test_murmur2_is_kafka_pythons_murmur2(key: bytes) -> None:
+    from kafka.partitioner.default import murmur2 as theirs  # type: ignore[import-untyped]
+
+    assert murmur2(key) == theirs(key) & 0xFFFFFFFF
