@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from schemas.codec import encode_each
+from schemas.journal import Decision
 from schemas.journal import records as journal_records
 from schemas.records import Record, Rejected
 from services.settlement.metrics import Metrics
@@ -67,8 +68,7 @@ def fold(
         [route(record, values[n], topics, p, keys.get(n)) for n, record in enumerate(records)]
     )
     count(records, metrics.decisions, metrics.rejections)
-    decisions = (topics.settlements, topics.refunds, topics.adjustments)
-    decided = [value for topic, _, _, value, _ in out if topic in decisions and value]
+    decided = [values[n] for n, record in enumerate(records) if isinstance(record, Decision)]
     return journal(task, topics, decided, metrics, durable=durable) + out
 
 
