@@ -151,13 +151,14 @@ class Lag:
 
     def __call__(self) -> int | None:
         """The lag now; None when the broker cannot say yet (the group's coordinator loading)."""
-        from confluent_kafka import KafkaException
+        from confluent_kafka import KafkaError, KafkaException
 
+        loading = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS)
         try:
             committed = self.consumer.committed(self.parts, timeout=30)
             ends = [self.consumer.get_watermark_offsets(tp, timeout=30)[1] for tp in self.parts]
         except KafkaException as error:
-            if error.args[0].retriable():
+            if error.args[0].retriable() or error.args[0].code() in loading:  # a fresh broker
                 return None
             raise
         return sum(end - max(tp.offset, 0) for tp, end in zip(committed, ends, strict=True))
