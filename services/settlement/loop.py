@@ -118,11 +118,12 @@ class Engine:
             raise RuntimeError("; ".join(problems))
         log.info("logged in, topics checked: %.2f s", time.monotonic() - began)
         self.transactions = Transactions(s)
-        fencing.register(self)
+        self.transactions.register_beside(lambda: fencing.register(self))
         try:
             consumer = rebalance.join(self)
             idle = time.monotonic()
             while not self.stopping.is_set():
+                self.transactions.registered(wait=False)  # a refusal stops the worker at once
                 assignments = self.assignments
                 reading_since = time.monotonic()
                 messages = reading.take(consumer, s.batch_records, 0.2)

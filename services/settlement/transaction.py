@@ -85,6 +85,7 @@ class Transactions:
         self._committing: threading.Thread | None = None
         self._failure: list[BaseException] = []
         self._step = Step()
+        self._registering: tuple[threading.Thread, list[BaseException]] | None = None
 
     def _producer(self) -> Producer:
         settings = self.settings
@@ -117,6 +118,35 @@ class Transactions:
                 self.renew()
             raise
 
+    def register_beside(self, register: Callable[[], None]) -> None:
+        """Run `register` (`start`, and what must follow it before anything is written) in a
+        thread of its own, while the caller joins the group and restores its tasks; the next
+        transaction waits for it, and raises what it raised (docs/DESIGN.md, "Recovery")."""
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                register()
+            except BaseException as error:
+                failure.append(error)
+
+        thread = threading.Thread(target=run, name="croupier-register", daemon=True)
+        self._registering = (thread, failure)
+        thread.start()
+
+    def registered(self, wait: bool = True) -> None:
+        """Wait for a registration run by `register_beside` (or, without `wait`, only look
+        whether it ended); raise what it raised."""
+        if self._registering is None:
+            return
+        thread, failure = self._registering
+        if not wait and thread.is_alive():
+            return
+        self._registering = None
+        thread.join()
+        if failure:
+            raise failure[0]
+
     def renew(self) -> None:
         """Replace the producer after a failed transaction (`start` registers the new one).
 
@@ -145,6 +175,7 @@ class Transactions:
         own with the input offsets (`settle` waits for it), while the caller folds the next batch:
         librdkafka waits for the brokers with the interpreter lock released. The group's metadata
         names the consumer's generation: an older one is refused. Raises Failed."""
+        self.registered()
         self.ends = {}
         try:
             self.producer.begin_transaction()

@@ -124,3 +124,36 @@ def test_a_failed_transaction_is_aborted_and_its_producer_replaced_by_a_register
     txn.commit(MESSAGE, OFFSETS, group=None)
     assert built[1].calls == ["init", "begin", "produce", "offsets", "commit"]
     assert built[0].calls.count("begin") == 1  # the old producer is never used again
+
+
+def test_a_registration_beside_the_restore_is_waited_for_by_the_first_transaction() -> None:
+    Producer.hang = "init"
+    txn = Transactions(Settings(kafka_bootstrap="127.0.0.1:9", instance_id="w1"))
+    txn.register_beside(txn.start)
+    txn.registered(wait=False)  # still registering: returns at once
+    threading.Timer(0.2, built[0].release.set).start()
+    txn.commit(MESSAGE, OFFSETS, group=None)
+    assert built[0].calls == ["init", "begin", "produce", "offsets", "commit"]
+
+
+def test_a_registration_that_failed_beside_the_restore_fails_the_next_look_at_it() -> None:
+    def refused() -> None:
+        raise PermissionError("transactional id: not authorized")
+
+    txn = Transactions(Settings(kafka_bootstrap="127.0.0.1:9", instance_id="w1"))
+    txn.register_beside(refused)
+    with pytest.raises(PermissionError, match="not authorized"):
+        for _ in range(100):  # as the engine's loop looks, between two batches
+            txn.registered(wait=False)
+            threading.Event().wait(0.01)
+    txn.registered(wait=False)  # told once
+    assert built[0].calls == []  # nothing was begun
+
+
+def test_a_transaction_after_a_failed_registration_raises_its_failure() -> None:
+    Producer.fail = "init"
+    txn = Transactions(Settings(kafka_bootstrap="127.0.0.1:9", instance_id="w1"))
+    txn.register_beside(txn.start)
+    with pytest.raises(KafkaException, match="init timed out"):
+        txn.send(MESSAGE, OFFSETS, group=None)
+    assert built[0].calls == ["init"]  # no transaction begun
