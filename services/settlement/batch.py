@@ -10,6 +10,7 @@ read from a partition other than its table's is forwarded there instead (`misrou
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from schemas.codec import encode_each
@@ -25,6 +26,41 @@ from services.settlement.routing import Message, Topics, count, route
 log = logging.getLogger("croupier.engine")
 Inputs = tuple[list[Any], list[Any]]
 """A task's messages of a batch from `rounds`, then from `bets`."""
+
+
+@dataclass(kw_only=True)
+class Unsent:
+    """Batches folded since the last transaction was sent: each task's messages out, with the
+    task that folded them and how many batches they are, sent together in the next transaction
+    (`loop.AHEAD`)."""
+
+    started: float
+    """When the first of them was read (monotonic)."""
+    newest: float = 0.0
+    """The latest timestamp of their inputs (epoch seconds)."""
+    out: dict[int, tuple[Task, list[Message], int]] = field(default_factory=dict)
+    batches: int = 0
+
+    def add(self, folded: dict[int, tuple[Task, list[Message]]], newest: float) -> None:
+        """One more batch; a task built again since its last batch here keeps only the new."""
+        self.batches += 1
+        self.newest = max(self.newest, newest)
+        for p, (task, messages) in folded.items():
+            kept = self.out.get(p)
+            if kept is not None and kept[0] is task:
+                kept[1].extend(messages)
+                self.out[p] = (task, kept[1], kept[2] + 1)
+            else:
+                self.out[p] = (task, messages, 1)
+
+    def live(self, tasks: dict[int, Task]) -> dict[int, tuple[list[Message], int]]:
+        """What the tasks still here produced: a task built again since (its transaction failed,
+        or it left and came back) drops what it folded before."""
+        return {
+            p: (messages, folds)
+            for p, (task, messages, folds) in self.out.items()
+            if tasks.get(p) is task
+        }
 
 
 def fold(

@@ -25,7 +25,7 @@ from services import reading
 from services.security.denied import AccessDenied
 from services.security.login import Unreachable, check
 from services.settings import Settings
-from services.settlement import batch, fencing, group, rebalance
+from services.settlement import batch, committed, fencing, group, rebalance
 from services.settlement import idle as idle_work
 from services.settlement.metrics import Metrics
 from services.settlement.misrouted import Homes
@@ -44,8 +44,8 @@ IDLE = 1.0
 transactions of its own, so that its restore offset moves on when the input stops."""
 BLOCKED_RETRY = 30.0
 """Seconds between two attempts to start a blocked task."""
-LOUD = 1000
-"""Transactions with at least this many records out are logged with where their time went."""
+AHEAD = 4
+"""Batches folded, at most, while the last transaction commits: the next one holds them all."""
 
 
 class Engine:
@@ -70,7 +70,8 @@ class Engine:
         self.consumer: Consumer | None = None
         self.transactions: Transactions | None = None
         self.inflight: Inflight | None = None
-        """The transaction being committed while the next batch is folded."""
+        """The transaction being committed while the next batches are folded."""
+        self.unsent: batch.Unsent | None = None
         self.rebuild: set[int] = set()
         self.rebuild_at = 0.0
         self.assignments = 0
@@ -126,7 +127,7 @@ class Engine:
                 self.transactions.registered(wait=False)  # a refusal stops the worker at once
                 assignments = self.assignments
                 reading_since = time.monotonic()
-                messages = reading.take(consumer, s.batch_records, 0.2)
+                messages = reading.take(consumer, s.batch_records, 0 if self.unsent else 0.2)
                 self.metrics.loop_seconds["read"] += time.monotonic() - reading_since
                 fenced = group.fenced(messages) or self.fenced
                 self.fenced = None
@@ -213,9 +214,9 @@ class Engine:
     # -- batches --
 
     def _process(self, messages: list[Any]) -> None:
-        """Fold one batch, then commit what its tasks produce, with their offsets, in one
-        transaction: sent once the previous one is committed, and committed while the next batch
-        is folded."""
+        """Fold one batch; what its tasks produce goes, with their offsets, in the next
+        transaction, sent once the last one is committed (the batches folded meanwhile go with
+        it, up to AHEAD) and committed while the next batches are folded."""
         started = time.monotonic()
         topics = self.topics
         assert topics is not None
@@ -244,18 +245,30 @@ class Engine:
             for p, inputs in work.items()
         }
         newest = max(m[-1].timestamp()[1] for inputs in work.values() for m in inputs if m) / 1000
+        unsent = self.unsent = self.unsent or batch.Unsent(started=started)
+        unsent.add(folded, newest)
         spent = self.metrics.loop_seconds
         waiting = time.monotonic()
         spent["fold"] += waiting - started
-        self.settle()
+        assert self.transactions is not None
+        if self.transactions.committing() and unsent.batches < AHEAD:
+            return
+        self._settle_inflight()
         spent["wait"] += time.monotonic() - waiting
-        # a task whose last transaction failed is built again: what it just folded is dropped
-        live = {p: out for p, (task, out) in folded.items() if self.tasks.get(p) is task}
-        if live:
-            out = [message for p in sorted(live) for message in live[p]]
-            producing = time.monotonic()
-            self._send(out, sorted(live), started, newest)
-            spent["produce"] += time.monotonic() - producing
+        self._send_unsent()
+
+    def _send_unsent(self) -> None:
+        """Send the batches folded since the last transaction was sent, of the tasks still
+        here, in one transaction."""
+        unsent, self.unsent = self.unsent, None
+        live = {} if unsent is None else unsent.live(self.tasks)
+        if unsent is None or not live:
+            return
+        producing = time.monotonic()
+        out = [message for p in sorted(live) for message in live[p][0]]
+        folds = {p: folds for p, (_, folds) in live.items()}
+        self._send(out, folds, unsent.started, unsent.newest)
+        self.metrics.loop_seconds["produce"] += time.monotonic() - producing
 
     def _offsets(self, partitions: list[int]) -> list[TopicPartition]:
         return [
@@ -264,10 +277,12 @@ class Engine:
             for role, topic in zip(ROLES, self.settings.inputs, strict=True)
         ]
 
-    def _send(self, out: list[Out], partitions: list[int], started: float, newest: float) -> None:
-        """Send a transaction and leave it committing (`settle` waits for it)."""
+    def _send(self, out: list[Out], folds: dict[int, int], started: float, newest: float) -> None:
+        """Send a transaction of the tasks' batches (how many of each: `folds`), and leave it
+        committing (`settle` waits for it)."""
         assert self.transactions is not None and self.consumer is not None
         folded = time.monotonic()
+        partitions = sorted(folds)
         metadata = fencing.member(self)
         if metadata is None:
             fencing.outdated(self, partitions)
@@ -278,10 +293,23 @@ class Engine:
             self._failed(error, partitions)
             return
         self.inflight = Inflight(
-            partitions=partitions, out=len(out), started=started, folded=folded, newest=newest
+            partitions=partitions,
+            folds=folds,
+            out=len(out),
+            started=started,
+            folded=folded,
+            newest=newest,
         )
 
     def settle(self) -> None:
+        """Commit everything folded: wait for the transaction committing, then send the batches
+        folded since and wait for them too."""
+        self._settle_inflight()
+        if self.unsent is not None:
+            self._send_unsent()
+            self._settle_inflight()
+
+    def _settle_inflight(self) -> None:
         """Wait for the transaction being committed, and keep what it committed."""
         inflight, self.inflight = self.inflight, None
         if inflight is None:
@@ -292,21 +320,10 @@ class Engine:
         except Failed as error:
             self._failed(error, inflight.partitions)
             return
-        done = time.monotonic()
-        self.metrics.committed(messages_out=inflight.out, seconds=done - inflight.started)
-        for p in inflight.partitions:
-            task = self.tasks.get(p)
-            if task is not None:
-                self._committed(task, ends, done, inflight)
-        if inflight.out >= LOUD:
-            log.info(
-                "tasks %s: %d records out: input waited %.0f ms, fold %.0f ms, commit %.0f ms",
-                inflight.partitions,
-                inflight.out,
-                (time.time() - (done - inflight.started) - inflight.newest) * 1000,
-                (inflight.folded - inflight.started) * 1000,
-                (done - inflight.folded) * 1000,
-            )
+        state = self.topics.state
+        ends_of = {p: ends.get((state, p)) for p in inflight.partitions}
+        durable = ends_of if self.settings.durable_state else None
+        committed.kept(inflight, self.tasks, durable, self.metrics, time.monotonic())
 
     def _failed(self, error: Failed, partitions: list[int]) -> None:
         """A transaction failed: the producer is replaced, and its tasks are built again from
@@ -331,37 +348,6 @@ class Engine:
             self.tasks.pop(p, None)
         self.rebuild.update(partitions)
         self.rebuild_at = time.monotonic() + wait
-
-    def _committed(
-        self, task: Task, ends: dict[tuple[str, int], int], done: float, inflight: Inflight
-    ) -> None:
-        assert self.topics is not None
-        p = task.partition
-        if self.settings.durable_state and task.store.committed(ends.get((self.topics.state, p))):
-            self._state_moved(task)
-        self.metrics.pending[p] = task.fold.pending
-        if task.ready_at is not None:
-            log.info(
-                "task %d: first transaction %.2f s after ready: %d records out, fold %.0f ms, "
-                "commit %.0f ms",
-                p,
-                done - task.ready_at,
-                inflight.out,
-                (inflight.folded - inflight.started) * 1000,
-                (done - inflight.folded) * 1000,
-            )
-            task.ready_at = None
-
-    def _state_moved(self, task: Task) -> None:
-        store = task.store
-        log.info(
-            "task %d: whole state written again up to its oldest part (%d live bytes, %d to "
-            "read): restores read its state partition from offset %d",
-            task.partition,
-            store.live,
-            store.window,
-            store.snapshot,
-        )
 
     def _consumer_message_error(self, error: KafkaError) -> None:
         denied = self.refusal(KafkaException(error))
@@ -391,8 +377,6 @@ class Engine:
         except Failed as error:
             self._failed(error, [task.partition])
             return False
-        if self.settings.durable_state and task.store.committed(
-            ends.get((self.topics.state, task.partition))
-        ):
-            self._state_moved(task)
+        if self.settings.durable_state:
+            committed.stored(task, ends.get((self.topics.state, task.partition)))
         return True

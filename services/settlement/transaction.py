@@ -47,6 +47,8 @@ class Inflight:
     latest timestamp of the last input read of each partition, epoch seconds)."""
 
     partitions: list[int]
+    folds: dict[int, int]
+    """How many batches of each task the transaction holds."""
     out: int
     started: float
     folded: float
@@ -146,6 +148,10 @@ class Transactions:
         thread.join()
         if failure:
             raise failure[0]
+
+    def committing(self) -> bool:
+        """The transaction sent last is still committing."""
+        return self._committing is not None and self._committing.is_alive()
 
     def renew(self) -> None:
         """Replace the producer after a failed transaction (`start` registers the new one).

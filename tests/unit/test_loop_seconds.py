@@ -1,5 +1,6 @@
-"""The worker's loop counts where its time goes (croupier_loop_seconds_total): folding a batch,
-handing its transaction to the producer, and waiting for the previous one's commit."""
+"""The worker's loop folds the next batches while a transaction commits, and sends them together
+in the next one (at most `AHEAD`); it counts where its time goes (croupier_loop_seconds_total):
+folding, handing a transaction to the producer, and waiting for the last one's commit."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from confluent_kafka import Message
 from services.settings import Settings
 from services.settlement import group
 from services.settlement.fold import Fold
-from services.settlement.loop import Engine
+from services.settlement.loop import AHEAD, Engine
 from services.settlement.misrouted import Homes
 from services.settlement.restore import Task
 from services.settlement.routing import Topics
@@ -37,6 +38,9 @@ class SlowCommits:
         self.sent.append(len(messages))
         self.committed_at = time.monotonic() + COMMIT_S
 
+    def committing(self) -> bool:
+        return time.monotonic() < self.committed_at
+
     def settle(self) -> dict[tuple[str, int], int]:
         time.sleep(max(0.0, self.committed_at - time.monotonic()))
         return {}
@@ -51,8 +55,7 @@ def messages(s: Settings, first_round: int) -> list[Message]:
     ]
 
 
-def test_a_batch_counts_its_fold_and_produce_and_the_next_its_wait_for_the_commit() -> None:
-    s = Settings(durable_state=False)
+def _engine(s: Settings) -> tuple[Engine, SlowCommits]:
     worker = Engine(s)
     worker.consumer = Member()  # type: ignore[assignment]
     commits = SlowCommits()
@@ -68,11 +71,53 @@ def test_a_batch_counts_its_fold_and_produce_and_the_next_its_wait_for_the_commi
             positions={"rounds": 0, "bets": 0},
         )
     }
+    return worker, commits
+
+
+def test_a_batch_read_while_nothing_commits_is_sent_at_once_and_waits_for_nothing() -> None:
+    worker, commits = _engine(Settings(durable_state=False))
     spent = worker.metrics.loop_seconds
-    worker._process(messages(s, 0))
+    worker._process(messages(worker.settings, 0))
     assert len(commits.sent) == 1 and commits.sent[0] > 1
+    assert worker.unsent is None
     assert spent["fold"] > 0 and spent["produce"] > 0
-    assert spent["wait"] < COMMIT_S / 2  # nothing was in flight before the first batch
-    worker._process(messages(s, 1))
-    assert len(commits.sent) == 2
+    assert spent["wait"] < COMMIT_S / 2
+
+
+def test_batches_read_while_a_transaction_commits_go_together_in_the_next() -> None:
+    worker, commits = _engine(Settings(durable_state=False))
+    spent = worker.metrics.loop_seconds
+    worker._process(messages(worker.settings, 0))
+    for n in range(1, AHEAD):
+        worker._process(messages(worker.settings, n))
+    assert len(commits.sent) == 1  # the first still commits: nothing waited for it
+    assert spent["wait"] < COMMIT_S / 2
+    assert worker.unsent is not None and worker.unsent.batches == AHEAD - 1
+    worker._process(messages(worker.settings, AHEAD))  # the most folded ahead: now it waits
     assert spent["wait"] >= COMMIT_S - spent["fold"] - 0.01
+    assert len(commits.sent) == 2 and worker.unsent is None
+    alone = []
+    for n in range(1, AHEAD + 1):
+        each, sent = _engine(Settings(durable_state=False))
+        each._process(messages(worker.settings, n))
+        alone.append(sent.sent[0])
+    assert commits.sent[1] == sum(alone)  # the same messages, in one transaction
+
+
+def test_settling_sends_what_was_folded_while_the_last_transaction_committed() -> None:
+    worker, commits = _engine(Settings(durable_state=True))
+    worker._process(messages(worker.settings, 0))
+    worker._process(messages(worker.settings, 1))
+    assert len(commits.sent) == 1
+    worker.settle()
+    assert len(commits.sent) == 2 and worker.unsent is None
+    assert not worker.tasks[0].store.writing  # each batch's state changes counted committed
+
+
+def test_a_task_built_again_drops_what_it_folded_before_unsent() -> None:
+    worker, commits = _engine(Settings(durable_state=False))
+    worker._process(messages(worker.settings, 0))
+    worker._process(messages(worker.settings, 1))
+    worker.drop([0])  # its transaction failed: built again from what was committed
+    worker.settle()
+    assert len(commits.sent) == 1 and worker.unsent is None
