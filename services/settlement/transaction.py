@@ -124,17 +124,7 @@ class Transactions:
         """Run `register` (`start`, and what must follow it before anything is written) in a
         thread of its own, while the caller joins the group and restores its tasks; the next
         transaction waits for it, and raises what it raised (docs/DESIGN.md, "Recovery")."""
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                register()
-            except BaseException as error:
-                failure.append(error)
-
-        thread = threading.Thread(target=run, name="croupier-register", daemon=True)
-        self._registering = (thread, failure)
-        thread.start()
+        self._registering = _started("croupier-register", register)
 
     def registered(self, wait: bool = True) -> None:
         """Wait for a registration run by `register_beside` (or, without `wait`, only look
@@ -188,21 +178,15 @@ class Transactions:
             self._produce(messages)
         except KafkaException as error:
             self._failed(error)
-        failure: list[BaseException] = []
         step = self._step = Step()
 
         def run() -> None:
-            try:
-                if offsets:
-                    self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT)
-                step.name, step.since = "end", time.monotonic()
-                self._commit()
-            except BaseException as error:
-                failure.append(error)
+            if offsets:
+                self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT)
+            step.name, step.since = "end", time.monotonic()
+            self._commit()
 
-        self._committing = threading.Thread(target=run, name="croupier-commit", daemon=True)
-        self._failure = failure
-        self._committing.start()
+        self._committing, self._failure = _started("croupier-commit", run)
 
     def settle(self) -> dict[tuple[str, int], int]:
         """Wait for the transaction being committed: the offset after the last record of each
@@ -269,16 +253,7 @@ class Transactions:
 
     def _bounded(self, what: str, call: Callable[[], None]) -> None:
         """Run a transactional call, giving it up (and this producer) if it outlives WATCHDOG."""
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                call()
-            except BaseException as error:
-                failure.append(error)
-
-        thread = threading.Thread(target=run, name=f"croupier-{what}", daemon=True)
-        thread.start()
+        thread, failure = _started(f"croupier-{what}", call)
         thread.join(WATCHDOG["end"])
         if thread.is_alive():
             LEFT_BEHIND.append(self.producer)
@@ -298,6 +273,21 @@ class Transactions:
         except KafkaException as again:
             raise Failed(f"{cause}; the abort failed too ({again.args[0]})") from error
         raise Failed(f"{cause}; aborted") from error
+
+
+def _started(name: str, call: Callable[[], None]) -> tuple[threading.Thread, list[BaseException]]:
+    """`call` running in a thread of its own, and the list that gets what it raised."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread, failure
 
 
 def _error(error: KafkaError) -> None:
