@@ -32,30 +32,39 @@ def _fault_stacks() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `croupier` command; a refusal of the brokers, security settings that
     cannot work, or a setting that is not valid end it with code 2 and one line of what to do."""
+    args = parser().parse_args(argv)
+    _fault_stacks()
+    try:
+        code: int = args.run(args)
+    except Exception as error:
+        return _failed(args.command, error)
+    return code
+
+
+def _failed(command: str, error: Exception) -> int:
+    """The exit code and one line for an error a command ends with, or the error raised again.
+    What it is told apart from is loaded only then, so that a command starts with what it uses."""
     from pydantic import ValidationError
 
     from services.ports import PortTaken
     from services.security.clients import SecurityConfigError
     from services.security.denied import AccessDenied
 
-    args = parser().parse_args(argv)
-    _fault_stacks()
-    try:
-        code: int = args.run(args)
-    except (AccessDenied, SecurityConfigError) as error:
-        print(f"croupier {args.command}: {error}", file=sys.stderr)
-        return 2
-    except ValidationError as error:
-        print(f"croupier {args.command}: {invalid_settings(error)}", file=sys.stderr)
-        return 2
-    except PortTaken as error:
-        print(f"croupier {args.command}: {error}", file=sys.stderr)
-        return 1
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as error:
-        what = f"cannot open {error.filename}: {error.strerror}"
-        print(f"croupier {args.command}: {what}", file=sys.stderr)
-        return 1
-    return code
+    match error:
+        case AccessDenied() | SecurityConfigError():
+            print(f"croupier {command}: {error}", file=sys.stderr)
+            return 2
+        case ValidationError():
+            print(f"croupier {command}: {invalid_settings(error)}", file=sys.stderr)
+            return 2
+        case PortTaken():
+            print(f"croupier {command}: {error}", file=sys.stderr)
+            return 1
+        case FileNotFoundError() | IsADirectoryError() | NotADirectoryError() | PermissionError():
+            what = f"cannot open {error.filename}: {error.strerror}"
+            print(f"croupier {command}: {what}", file=sys.stderr)
+            return 1
+    raise error
 
 
 def invalid_settings(error: Any) -> str:

@@ -9,12 +9,14 @@ import contextlib
 import sys
 from collections.abc import Callable
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from services.archive.manifest import Tampered
-from services.archive.source import Archive, open_archive
+
+if TYPE_CHECKING:
+    from services.archive.source import Archive
 
 REFUSED = 2
 """Exit status of a command that refuses the archive (or its arguments)."""
@@ -81,7 +83,10 @@ Days = tuple[str | None, str | None]
 
 def opened(command: str, args: argparse.Namespace, days: Days | None = None) -> Archive | None:
     """The archive of --archive, checked for --from and --to (or for the `days` the command reads,
-    cut to the archive's); None after saying why it is refused."""
+    cut to the archive's); None after saying why it is refused. The archive's reader (and its
+    Kafka client) is loaded only then, so that a command reading files starts sooner."""
+    from services.archive.source import open_archive
+
     try:
         if days is not None:
             return open_archive(args.archive, *days, within=True)

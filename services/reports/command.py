@@ -7,9 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
-
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.reports.days import (
     DEFAULT_STARTS,
@@ -25,6 +23,9 @@ from services.reports.render import as_csv, as_json, as_text
 from services.settlement.fold import Fold
 from services.settlement.replay import journaled, lines
 from services.signing.signature import NO_KEYS, TableKeys
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 FORMATS = {"text": as_text, "csv": as_csv, "json": as_json}
 
@@ -69,7 +70,10 @@ def main(
     keys: TableKeys = NO_KEYS,
     period: Period | None = None,
 ) -> int:
-    """Print the report; a progress bar on standard error while a terminal watches."""
+    """Print the report; a progress bar on standard error while a terminal watches (rich is
+    loaded only here: the other commands that share this module's options start sooner)."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
     progress = Progress(
         "[progress.description]{task.description}",
         BarColumn(),
