@@ -323,7 +323,8 @@ class Engine:
         state = self.topics.state
         ends_of = {p: ends.get((state, p)) for p in inflight.partitions}
         durable = ends_of if self.settings.durable_state else None
-        committed.kept(inflight, self.tasks, durable, self.metrics, time.monotonic())
+        done = self.transactions.committed_at()
+        committed.kept(inflight, self.tasks, durable, self.metrics, done)
 
     def _failed(self, error: Failed, partitions: list[int]) -> None:
         """A transaction failed: the producer is replaced, and its tasks are built again from

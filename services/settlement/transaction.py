@@ -57,11 +57,12 @@ class Inflight:
 
 @dataclass
 class Step:
-    """Where a commit's thread is: sending the offsets, then ending the transaction; since when
-    (monotonic)."""
+    """Where a commit's thread is: sending the offsets, then ending the transaction; since when,
+    and when it was committed (monotonic)."""
 
     name: Literal["offsets", "end"] = "offsets"
     since: float = field(default_factory=time.monotonic)
+    committed: float | None = None
 
 
 class Failed(Exception):
@@ -139,6 +140,11 @@ class Transactions:
         if failure:
             raise failure[0]
 
+    def committed_at(self) -> float:
+        """When the transaction `settle` waited for last was committed (monotonic): the loop
+        may see it later, busy folding or waiting for input."""
+        return self._step.committed or time.monotonic()
+
     def committing(self) -> bool:
         """The transaction sent last is still committing."""
         return self._committing is not None and self._committing.is_alive()
@@ -185,6 +191,7 @@ class Transactions:
                 self.producer.send_offsets_to_transaction(offsets, group, TIMEOUT)
             step.name, step.since = "end", time.monotonic()
             self._commit()
+            step.committed = time.monotonic()
 
         self._committing, self._failure = _started("croupier-commit", run)
 

@@ -32,17 +32,20 @@ class SlowCommits:
 
     def __init__(self) -> None:
         self.sent: list[int] = []
-        self.committed_at = 0.0
+        self.due = 0.0
 
     def send(self, messages: list[Any], offsets: list[Any], group_metadata: bytes) -> None:
         self.sent.append(len(messages))
-        self.committed_at = time.monotonic() + COMMIT_S
+        self.due = time.monotonic() + COMMIT_S
 
     def committing(self) -> bool:
-        return time.monotonic() < self.committed_at
+        return time.monotonic() < self.due
+
+    def committed_at(self) -> float:
+        return self.due
 
     def settle(self) -> dict[tuple[str, int], int]:
-        time.sleep(max(0.0, self.committed_at - time.monotonic()))
+        time.sleep(max(0.0, self.due - time.monotonic()))
         return {}
 
 

@@ -5,6 +5,7 @@ that nothing of it can count in the next one."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -157,3 +158,12 @@ def test_a_transaction_after_a_failed_registration_raises_its_failure() -> None:
     with pytest.raises(KafkaException, match="init timed out"):
         txn.send(MESSAGE, OFFSETS, group=None)
     assert built[0].calls == ["init"]  # no transaction begun
+
+
+def test_a_commit_tells_when_it_was_committed_not_when_it_was_waited_for() -> None:
+    txn = _transactions()
+    sent = time.monotonic()
+    txn.send(MESSAGE, OFFSETS, group=None)
+    time.sleep(0.2)  # the loop folds meanwhile
+    txn.settle()
+    assert sent <= txn.committed_at() < sent + 0.1
