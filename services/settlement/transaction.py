@@ -1,8 +1,8 @@
 """The worker's transactions: a batch's records and its input offsets, committed together.
 
-One transactional producer per worker (exactly-once v2, KIP-447): each batch is one transaction
-holding every record the batch's tasks produce and, through `send_offsets_to_transaction` with
-the consumer's group metadata, their input offsets. The group coordinator refuses those offsets
+One transactional producer per worker (exactly-once v2, KIP-447): each transaction holds every
+record a batch's tasks produce (or a few batches', read while the previous one committed) and,
+through `send_offsets_to_transaction` with the consumer's group metadata, their input offsets. The group coordinator refuses those offsets
 from a member of an older generation, so a worker that lost its tasks in a rebalance (paused,
 partitioned from the group) cannot commit anything: its transaction aborts. Its transactional id
 is `<prefix>-<instance id>`, so a worker restarted with the same instance id aborts at once any
