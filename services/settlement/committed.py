@@ -57,8 +57,7 @@ def kept(
 def stored(task: Task, end: int | None, batches: int = 1) -> None:
     """The task's state changes of `batches` batches are committed, the last before `end`."""
     store = task.store
-    moved = [store.committed(end) for _ in range(batches)]
-    if any(moved):
+    if store.committed(end, batches):
         log.info(
             "task %d: whole state written again up to its oldest part (%d live bytes, %d to "
             "read): restores read its state partition from offset %d",

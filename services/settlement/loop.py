@@ -293,7 +293,6 @@ class Engine:
             self._failed(error, partitions)
             return
         self.inflight = Inflight(
-            partitions=partitions,
             folds=folds,
             out=len(out),
             started=started,

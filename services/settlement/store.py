@@ -148,11 +148,11 @@ class Store:
         self.writing.append(written + _size([position]))
         return entries
 
-    def committed(self, end: int | None) -> bool:
-        """The transaction was committed, its last state record before `end` (None: unknown);
-        True when it wrote a refold's whole state, or the oldest parts caught up (restores read
-        from a later offset from now on)."""
-        written = self.writing.popleft() if self.writing else 0
+    def committed(self, end: int | None, batches: int = 1) -> bool:
+        """The transaction was committed, holding what `entries` gave for `batches` batches, its
+        last state record before `end` (None: unknown); True when it wrote a refold's whole
+        state, or the oldest parts caught up (restores read from a later offset from now on)."""
+        written = sum(self.writing.popleft() for _ in range(min(batches, len(self.writing))))
         if end is not None:
             self.end = end
         whole, self.stale = self.stale is not None, None

@@ -2,12 +2,12 @@
 
 One transactional producer per worker (exactly-once v2, KIP-447): each transaction holds every
 record a batch's tasks produce (or a few batches', read while the previous one committed) and,
-through `send_offsets_to_transaction` with the consumer's group metadata, their input offsets. The group coordinator refuses those offsets
-from a member of an older generation, so a worker that lost its tasks in a rebalance (paused,
-partitioned from the group) cannot commit anything: its transaction aborts. Its transactional id
-is `<prefix>-<instance id>`, so a worker restarted with the same instance id aborts at once any
-transaction its previous process left open; a takeover by another worker waits for that
-transaction's timeout instead (docs/DESIGN.md, "Exactly once").
+through `send_offsets_to_transaction` with the consumer's group metadata, their input offsets. The
+group coordinator refuses those offsets from a member of an older generation, so a worker that lost
+its tasks in a rebalance (paused, partitioned from the group) cannot commit anything: its
+transaction aborts. Its transactional id is `<prefix>-<instance id>`, so a worker restarted with the
+same instance id aborts at once any transaction its previous process left open; a takeover by
+another worker waits for that transaction's timeout instead (docs/DESIGN.md, "Exactly once").
 """
 
 from __future__ import annotations
@@ -46,13 +46,17 @@ class Inflight:
     """A transaction sent and committing: its tasks, size and times (monotonic; newest: the
     latest timestamp of the last input read of each partition, epoch seconds)."""
 
-    partitions: list[int]
     folds: dict[int, int]
     """How many batches of each task the transaction holds."""
     out: int
     started: float
     folded: float
     newest: float
+
+    @property
+    def partitions(self) -> list[int]:
+        """The tasks of the transaction."""
+        return sorted(self.folds)
 
 
 @dataclass
