@@ -4,6 +4,7 @@ inputs exactly as the workers do."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -98,14 +99,30 @@ def add(commands: Any) -> None:
 def _table_keys(command: str, path: str | None) -> Any:
     """The table keys of --keys, else of CROUPIER_TABLE_KEYS_FILE; None (after saying why) when
     the file cannot be used."""
-    from services.settings import Settings
+    if path is None:
+        path = _keys_file()
+        if path is None:
+            from services.signing.signature import NO_KEYS
+
+            return NO_KEYS
     from services.signing.keys import KeyFileError, load
 
     try:
-        return load(path if path is not None else Settings().table_keys_file)
+        return load(path)
     except KeyFileError as error:
         print(f"croupier {command}: {error}", file=sys.stderr)
         return None
+
+
+def _keys_file() -> str | None:
+    """CROUPIER_TABLE_KEYS_FILE, as the settings read it. They are loaded only when the
+    environment names it (in any case, as they read names), since loading them takes a tenth of
+    a second, more than a short replay."""
+    if not any(name.upper() == "CROUPIER_TABLE_KEYS_FILE" for name in os.environ):
+        return None
+    from services.settings import Settings
+
+    return Settings().table_keys_file
 
 
 def _keys_option(command: argparse.ArgumentParser) -> None:

@@ -104,7 +104,7 @@ class Transactions:
                 "transaction.timeout.ms": settings.transaction_timeout_ms,
                 "enable.idempotence": True,
                 "acks": "all",
-                "linger.ms": 2,
+                "linger.ms": 0,
                 "compression.type": settings.compression,
                 "batch.size": 1024 * 1024,
                 "message.max.bytes": MAX_REQUEST,

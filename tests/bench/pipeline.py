@@ -3,7 +3,6 @@ the latency of a 10,000-bet round's settlement."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import statistics
@@ -14,11 +13,13 @@ import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 
 from services.audit.reader import committed_lag
 from services.ports import free_port
+from services.reading import take
 from services.settings import Settings
 from services.simulation.streams import CLEAN, Profile, generate
 from tests.bench.meters import Processor
@@ -302,11 +303,69 @@ def latency(
     with read_committed: (the first of them, all 10,000), one pair per round, sorted. `code`: the
     workers of that checkout (`worker_of`) instead of this repository's."""
     firsts: list[float] = []
-    times = asyncio.run(_latency(s, rounds, workers, logs, name, firsts, env, code))
+    times = _latency(s, rounds, workers, logs, name, firsts, env, code)
     return sorted(firsts), sorted(times)
 
 
-async def _latency(
+class Readable:
+    """What a read_committed reader of `settlements` sees from their end on: croupier's own
+    reader (`reading.reader`, librdkafka, which fetches and parses records in threads of its
+    own), polling every 20 ms at most, as a wallet's client would."""
+
+    def __init__(self, s: Settings) -> None:
+        from confluent_kafka import TopicPartition as Part
+
+        from services.reading import reader
+
+        self.consumer = reader(
+            s.model_copy(update={"kafka_bootstrap": BOOTSTRAP}),
+            "bench-reader",
+            **{"fetch.wait.max.ms": 5, "fetch.max.bytes": 64 * 1024 * 1024},
+        )
+        parts = [Part(s.topic_settlements, p) for p in range(s.output_partitions)]
+        self.consumer.assign([Part(t.topic, t.partition, self._end(t)) for t in parts])
+
+    def _end(self, part: Any) -> int:
+        """The partition's last stable offset, once a leader answers (the topic may be new)."""
+        from confluent_kafka import KafkaException
+
+        from services.reading import bounds_of
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                return bounds_of(self.consumer, part)[1]
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def drain(self) -> None:
+        """Read what is readable now, so that the next count starts after it."""
+        while self.consumer.consume(num_messages=100_000, timeout=0.05):
+            pass
+
+    def count(
+        self, needle: bytes, want: int, since: float, within: float
+    ) -> tuple[float, float, int]:
+        """Seconds after `since` (monotonic) until the first and until the `want`th record holding
+        `needle` was read, and how many were."""
+        seen = 0
+        first = 0.0
+        while seen < want and time.monotonic() < since + within:
+            for message in take(self.consumer, 100_000, 0.02):
+                value = message.value()
+                if value is not None and needle in value:
+                    seen += 1
+            if seen and not first:
+                first = time.monotonic() - since
+        return first, time.monotonic() - since, seen
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def _latency(
     s: Settings,
     rounds: int,
     workers: int,
@@ -316,9 +375,6 @@ async def _latency(
     env: dict[str, str],
     code: Path | None,
 ) -> list[float]:
-    from aiokafka import AIOKafkaConsumer  # type: ignore[import-untyped]
-    from aiokafka import TopicPartition as Part
-
     procs = [
         worker(s, f"{name}-{n}", logs, "info", **env)
         if code is None
@@ -326,17 +382,7 @@ async def _latency(
         for n in range(workers)
     ]
     out = producer(linger_ms=5)
-    reader = AIOKafkaConsumer(
-        bootstrap_servers=BOOTSTRAP,
-        isolation_level="read_committed",
-        fetch_max_wait_ms=20,
-        max_partition_fetch_bytes=8 * 1024 * 1024,
-        fetch_max_bytes=32 * 1024 * 1024,
-    )
-    await reader.start()
-    parts = [Part(s.topic_settlements, p) for p in range(s.output_partitions)]
-    reader.assign(parts)
-    await reader.seek_to_end(*parts)
+    reader = Readable(s)
     times: list[float] = []
     try:
         for n in range(rounds):
@@ -367,30 +413,23 @@ async def _latency(
                 for p in procs:
                     if p.poll() is not None:
                         raise RuntimeError(f"a benchmark worker exited ({p.args}); see {logs}")
-                await asyncio.sleep(0.1)
-            await reader.getmany(timeout_ms=50)
+                time.sleep(0.1)
+            reader.drain()
             needle = f'"round_id":"{round_id}"'.encode()
             result = f'{{"type":"round.result","event_id":"{round_id}-r",{head},"dice":[1,2,{1 + n % 6}]}}'
             sent = time.monotonic()
             out.send(s.topic_rounds, key=key, value=result.encode())
             out.flush()
-            seen = 0
-            visible = 0.0
-            while seen < 10_000 and time.monotonic() < sent + 120:
-                batch = await reader.getmany(timeout_ms=20, max_records=20000)
-                for records in batch.values():
-                    seen += sum(1 for r in records if needle in r.value)
-                if seen and not visible:
-                    visible = time.monotonic() - sent
+            visible, took, seen = reader.count(needle, 10_000, sent, 120)
             firsts.append(visible)
-            times.append(time.monotonic() - sent)
+            times.append(took)
             say(
                 f"  round {n + 1}/{rounds}: committed and readable after {visible * 1000:.0f} ms,"
-                f" all {seen:,} settlements read after {times[-1] * 1000:.0f} ms"
+                f" all {seen:,} settlements read after {took * 1000:.0f} ms"
             )
     finally:
         out.close()
-        await reader.stop()
+        reader.close()
         stop(procs)
     return times
 

@@ -13,6 +13,7 @@ import io
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -100,10 +101,14 @@ def best(runs: dict[str, Callable[[], int]]) -> dict[str, tuple[list[float], int
     return {label: (times[label], counts[label]) for label in runs}
 
 
+def _events(path: Path) -> int:
+    with open(path, "rb") as stream:
+        return sum(1 for line in stream if line.strip())
+
+
 def throughput() -> list[Figure]:
     path = stream_file()
-    with open(path, "rb") as stream:
-        events = sum(1 for line in stream if line.strip())
+    events = _events(path)
     print(
         f"stream: {path} ({events:,} events, {path.stat().st_size / 1e6:.1f} MB), "
         "both read from the file"
@@ -270,7 +275,8 @@ def signed_side_by_side(path: Path) -> list[Figure]:
 def table(events: int, base: float, ours: float, records: int) -> None:
     print(f"{'':24}{'seconds':>10}{'events/s':>14}")
     print(f"{'bare json.loads':24}{base:>10.3f}{events / base:>14,.0f}")
-    print(f"{'croupier replay':24}{ours:>10.3f}{events / ours:>14,.0f}   ({records:,} records out)")
+    out = f"   ({records:,} records out)" if records else ""
+    print(f"{'croupier replay':24}{ours:>10.3f}{events / ours:>14,.0f}{out}")
     print(
         f"ratio croupier/bare: {base / ours:.2f} "
         "(>= 1.0 means the full settlement outruns the bare parse)"
@@ -318,6 +324,57 @@ def interleaved(path: Path) -> list[tuple[float, float]]:
     return runs
 
 
+BARE = """
+import json, sys
+loads = json.loads
+with open(sys.argv[1], "rb") as stream:
+    for line in stream:
+        try:
+            loads(line)
+        except ValueError:
+            pass
+"""
+"""The bare side as a process of its own: `json.loads` of every line of the file."""
+
+
+def from_process_start(path: Path, events: int) -> Figure:
+    """`croupier replay FILE` (the installed command, its output to /dev/null) and a bare
+    `json.loads` of the same file, each a process of its own, timed from its start to its end as
+    a user times them: the interpreter's start and the imports count. In turns, best of REPEATS."""
+    command = str(Path(sys.executable).with_name("croupier"))
+    env = {k: v for k, v in os.environ.items() if k.upper() != "CROUPIER_TABLE_KEYS_FILE"}
+
+    def timed(argv: list[str]) -> float:
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, env=env)
+        return time.perf_counter() - start
+
+    bases: list[float] = []
+    ourses: list[float] = []
+    for n in range(REPEATS):
+        bases.append(timed([sys.executable, "-c", BARE, str(path)]))
+        ourses.append(timed([command, "replay", str(path)]))
+        print(
+            f"  from process start run {n + 1}/{REPEATS}: json.loads {bases[-1]:.3f} s, "
+            f"croupier replay {ourses[-1]:.3f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    start = timed([command, "replay", os.devnull])
+    print(f"from process start (the command's start alone: {start:.2f} s), best of {REPEATS}")
+    table(events, min(bases), min(ourses), 0)
+    each = ", ".join(f"{r:.2f}" for r in sorted(b / o for b, o in zip(bases, ourses, strict=True)))
+    return figure(
+        "replay_from_process_start",
+        f"croupier replay FILE, timed from process start as a user times it, each side a process"
+        f" of its own in turns, best of {REPEATS}",
+        events / min(ourses),
+        "events/s",
+        baseline=("python -c: bare json.loads of the same file", events / min(bases)),
+        note=f"ratio of each run {each}; the command alone starts in {start:.2f} s",
+    )
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--memory"]:
         print(json.dumps(memory(int(sys.argv[2]))))
@@ -327,6 +384,8 @@ def main() -> None:
         return
     run = Run("bench")
     figures = throughput()
+    print()
+    figures.append(from_process_start(stream_file(), _events(stream_file())))
     print()
     figures += signed_side_by_side(stream_file())
     print()

@@ -158,15 +158,42 @@ def test_a_private_key_file_whose_public_key_was_edited_is_refused(tmp_path: Pat
 # croupier replay --keys
 
 
-def _replay(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+def _replay(
+    *args: str, stdin: bytes, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "services.cli", "replay", *args],
         input=stdin,
         capture_output=True,
         cwd=ROOT,
         check=False,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", **(env or {})},
     )
+
+
+@pytest.mark.parametrize("name", ["CROUPIER_TABLE_KEYS_FILE", "croupier_table_keys_file"])
+def test_replay_checks_the_keys_the_environment_names_in_either_case(
+    tmp_path: Path, name: str
+) -> None:
+    listing = keys_file(tmp_path, {"T1": [T1]})
+    forged = [
+        round_event("opened", game="sicbo"),
+        bet(1, "big", stake=100),
+        round_event("betting_closed", last_seq=1),
+        round_event("result", dice=[6, 6, 5], event_id="forged"),
+    ]
+    done = _replay("-", stdin=b"\n".join(forged) + b"\n", env={name: str(listing)})
+    assert done.returncode == 0, done.stderr
+    (rejected,) = map(msgspec.json.decode, done.stdout.splitlines())
+    assert (rejected["type"], rejected["reason"]) == ("rejected", "bad_signature")
+
+
+def test_replay_names_the_environment_s_unusable_keys_file(tmp_path: Path) -> None:
+    missing = str(tmp_path / "none.json")
+    done = _replay("-", stdin=b"", env={"CROUPIER_TABLE_KEYS_FILE": missing})
+    assert done.returncode == 2
+    assert b"croupier replay: table keys file" in done.stderr
+    assert b"CROUPIER_TABLE_KEYS_FILE" in done.stderr
 
 
 def test_replay_with_a_keys_file_rejects_the_forged_result_and_pays_the_signed_one(
