@@ -37,12 +37,15 @@ def _blocks(paths: Iterable[str]) -> Iterator[list[bytes]]:
             read = stream.read1 if isinstance(stream, io.BufferedIOBase) else stream.read
             rest = b""
             while data := read(_BLOCK):
-                end = data.rfind(b"\n")
-                if end < 0:
-                    rest += data
+                lines = data.split(b"\n")
+                if rest:
+                    lines[0] = rest + lines[0]
+                rest = lines.pop()
+                if not lines:
                     continue
-                yield split_lines(rest + data[:end])
-                rest = data[end + 1 :]
+                if b"\r" in data or b"\r" in lines[0]:
+                    lines = [line.rstrip(b"\r") for line in lines]
+                yield lines
             if rest:
                 yield split_lines(rest)
         finally:
@@ -57,25 +60,29 @@ def replay(source: Iterable[bytes], out: BinaryIO, fold: Fold, stats: bool = Fal
     """
     written = 0
     records: list[Record] = []
-    chunk = bytearray()
+    chunk: list[bytes] = []
+    size = 0
     feed = fold.feed
     for raw in source:
         feed(None, raw, records)
         if len(records) >= _RECORDS:
             written += len(records)
-            chunk += encode_lines(records)
+            piece = encode_lines(records)
             records.clear()
-            if len(chunk) >= _CHUNK:
-                out.write(chunk)
+            chunk.append(piece)
+            size += len(piece)
+            if size >= _CHUNK:
+                out.write(b"".join(chunk))
                 chunk.clear()
+                size = 0
     if stats:
         for table_id in fold.tables:
             board = fold.stats(table_id)
             if board is not None:
                 records.append(board)
     written += len(records)
-    chunk += encode_lines(records)
-    out.write(chunk)
+    chunk.append(encode_lines(records))
+    out.write(b"".join(chunk))
     out.flush()
     return written
 

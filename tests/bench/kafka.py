@@ -14,8 +14,10 @@
    process start-up is left out of every side alike. CROUPIER_BENCH_BASELINES picks the
    baselines (aiokafka,librdkafka,faust); CROUPIER_BENCH_KAFKA_REPEATS (1) runs every side again
    that many times, taking turns, each on the same input with a group of its own.
-2. Latency: rounds of 10,000 bets; time from publishing `round.result` until the round's last
-   settlement is readable with read_committed (p50, p99).
+2. Latency: rounds of 10,000 bets (CROUPIER_BENCH_LATENCY_ROUNDS, 10); time from publishing
+   `round.result` until the round's first and last settlements are read with read_committed by
+   croupier's own librdkafka reader, which returns what it holds as soon as it holds any
+   (`pipeline.Readable`; p50, p99).
 
 CROUPIER_BENCH_CROUPIER=0 measures the baselines alone (a worker being rewritten may not run).
 The bench's topics are deleted at the end (CROUPIER_BENCH_KEEP=1 keeps them).
@@ -296,7 +298,7 @@ def main() -> None:
             f"latency from round.result, {len(times)} rounds of 10,000 bets (target p99 < 100 ms):"
         )
         print(f"  {'round committed, readable with read_committed':48}{percentiles(firsts)}")
-        print(f"  {'last of 10,000 settlements read (aiokafka)':48}{percentiles(times)}")
+        print(f"  {'last of 10,000 settlements read (librdkafka)':48}{percentiles(times)}")
         print(
             "  (one transaction holds the whole round, so all its settlements become readable at once)"
         )
