@@ -17,7 +17,6 @@ durable state costs the pipeline.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import signal
 import statistics
@@ -34,6 +33,7 @@ from services.topics import ensure
 from tests.bench.meters import cpu_seconds, rss_bytes
 from tests.bench.pipeline import (
     BOOTSTRAP,
+    Readable,
     committed_total,
     latency,
     p99,
@@ -167,7 +167,7 @@ def takeover(
         stop([first])
         raise
     say(f"  settled in {catch_up_s:.1f} s (RSS {rss_caught_up / 2**20:.0f} MiB); kill -9")
-    timing = asyncio.run(_replace(s, first, tag))
+    timing = _replace(s, first, tag)
     return Takeover(
         events=published,
         durable=durable,
@@ -185,22 +185,13 @@ def takeover(
     )
 
 
-async def _replace(
+def _replace(
     s: Settings, first: subprocess.Popen[bytes], tag: str
 ) -> tuple[float, float, int, float]:
     """Kill -9 `first`, start its replacement, publish a round: (takeover s, start epoch, RSS,
     processor seconds the replacement used until then)."""
-    from aiokafka import AIOKafkaConsumer  # type: ignore[import-untyped]
-    from aiokafka import TopicPartition as Part
-
-    reader = AIOKafkaConsumer(
-        bootstrap_servers=BOOTSTRAP, isolation_level="read_committed", fetch_max_wait_ms=20
-    )
-    await reader.start()
-    parts = [Part(s.topic_settlements, p) for p in range(s.output_partitions)]
-    reader.assign(parts)
-    await reader.seek_to_end(*parts)
-    await reader.getmany(timeout_ms=100)
+    reader = Readable(s)
+    reader.drain()
     round_id, messages = new_round("T000")
     needle = f'"round_id":"{round_id}"'.encode()
     out = producer(linger_ms=0)
@@ -219,13 +210,12 @@ async def _replace(
                 raise RuntimeError(f"the replacement exited with {replacement.returncode}")
             if time.monotonic() - began > 600:
                 raise TimeoutError("the new round was not settled within 10 minutes")
-            batch = await reader.getmany(timeout_ms=20)
-            seen += sum(needle in r.value for records in batch.values() for r in records)
+            seen += reader.count(needle, NEW_ROUND_BETS - seen, time.monotonic(), 0.2)[2]
         took = time.monotonic() - began
         return took, epoch, rss_bytes(replacement.pid), cpu_seconds(replacement.pid)
     finally:
         out.close()
-        await reader.stop()
+        reader.close()
         stop([replacement])
 
 
