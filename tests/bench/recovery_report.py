@@ -43,8 +43,9 @@ def report(t: Takeover) -> list[str]:
     if r.first_transaction is not None and r.first_transaction_at is not None:
         seen = t.started_at + t.takeover_s - r.first_transaction_at
         lines.append(
-            f"  the new round: first transaction {r.first_transaction}; readable to the bench's "
-            f"read_committed reader {seen:.2f} s after that commit was logged"
+            f"  the new round: first transaction {r.first_transaction}; the bench's "
+            f"read_committed reader saw it {seen:+.2f} s from when that commit was logged (the "
+            "loop logs a commit when it next looks, up to 0.2 s after it)"
         )
     lines.append(
         f"  worker RSS: after catch-up {t.rss_caught_up / 2**20:.0f} MiB, after takeover "
