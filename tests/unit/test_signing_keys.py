@@ -171,18 +171,23 @@ def _replay(
     )
 
 
-@pytest.mark.parametrize("name", ["CROUPIER_TABLE_KEYS_FILE", "croupier_table_keys_file"])
-def test_replay_checks_the_keys_the_environment_names_in_either_case(
-    tmp_path: Path, name: str
-) -> None:
-    listing = keys_file(tmp_path, {"T1": [T1]})
-    forged = [
+def _forged_round() -> list[bytes]:
+    """A round of T1 with one bet, closed, and an unsigned result (which T1's key must sign)."""
+    return [
         round_event("opened", game="sicbo"),
         bet(1, "big", stake=100),
         round_event("betting_closed", last_seq=1),
         round_event("result", dice=[6, 6, 5], event_id="forged"),
     ]
-    done = _replay("-", stdin=b"\n".join(forged) + b"\n", env={name: str(listing)})
+
+
+@pytest.mark.parametrize("name", ["CROUPIER_TABLE_KEYS_FILE", "croupier_table_keys_file"])
+def test_replay_checks_the_keys_the_environment_names_in_either_case(
+    tmp_path: Path, name: str
+) -> None:
+    listing = keys_file(tmp_path, {"T1": [T1]})
+    stdin = b"\n".join(_forged_round()) + b"\n"
+    done = _replay("-", stdin=stdin, env={name: str(listing)})
     assert done.returncode == 0, done.stderr
     (rejected,) = map(msgspec.json.decode, done.stdout.splitlines())
     assert (rejected["type"], rejected["reason"]) == ("rejected", "bad_signature")
@@ -200,13 +205,7 @@ def test_replay_with_a_keys_file_rejects_the_forged_result_and_pays_the_signed_o
     tmp_path: Path,
 ) -> None:
     listing = keys_file(tmp_path, {"T1": [T1]})
-    events = [
-        round_event("opened", game="sicbo"),
-        bet(1, "big", stake=100),
-        round_event("betting_closed", last_seq=1),
-        round_event("result", dice=[6, 6, 5], event_id="forged"),
-        signed_event("result", dice=[1, 2, 3]),
-    ]
+    events = [*_forged_round(), signed_event("result", dice=[1, 2, 3])]
     stdin = b"\n".join(events) + b"\n"
     done = _replay("--keys", str(listing), "-", stdin=stdin)
     assert done.returncode == 0, done.stderr
