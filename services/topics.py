@@ -19,7 +19,11 @@ from dataclasses import dataclass
 from typing import Any, TextIO, TypeVar
 
 from aiokafka.client import AIOKafkaClient  # type: ignore[import-untyped]
-from aiokafka.errors import KafkaError, for_code  # type: ignore[import-untyped]
+from aiokafka.errors import (  # type: ignore[import-untyped]
+    KafkaError,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
 from aiokafka.protocol.admin import DescribeConfigsRequest  # type: ignore[import-untyped]
 from aiokafka.protocol.metadata import MetadataRequest  # type: ignore[import-untyped]
 
@@ -299,10 +303,17 @@ class Cluster:
         metadata log, so for a moment after an alteration they may differ: this waits (up to
         SETTLE seconds) until the brokers that answer agree on these keys, so that a run never
         reports "nothing changed" because it asked the one broker that had not caught up yet.
-        (Only these keys: a key left at a broker's own default may differ between brokers.)"""
+        (Only these keys: a key left at a broker's own default may differ between brokers.) A
+        broker that does not know a topic yet, just after it was created, is asked again too."""
         deadline = time.monotonic() + SETTLE
         while True:
-            answers = await self._every_broker(names, keys)
+            try:
+                answers = await self._every_broker(names, keys)
+            except UnknownTopicOrPartitionError:  # a broker yet to read a topic's creation
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+                continue
             if all(answer == answers[0] for answer in answers) or time.monotonic() > deadline:
                 return answers[0]
             await asyncio.sleep(0.1)

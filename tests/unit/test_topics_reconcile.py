@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from services import topics
+from services.blocking import finish
 from services.security.denied import AccessDenied
 from services.settings import Settings
 from services.topics import Change, Existing, plan, reconcile
@@ -184,3 +185,61 @@ def test_a_creation_the_brokers_refuse_says_who_lacks_which_permission(
         topics._create(SETTINGS, wanted)
     assert "refused Create" in str(denied.value)
     assert "croupier topics` with the admin's settings" in str(denied.value)
+
+
+class _Answer:
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.body = body
+
+    def to_object(self) -> dict[str, Any]:
+        return self.body
+
+
+class _Broker:
+    def __init__(self, node: int) -> None:
+        self.nodeId = node
+
+
+class _LaggingClient:
+    """Two brokers; the second does not know the topic for its first `lag` answers."""
+
+    def __init__(self, lag: int) -> None:
+        self.lag = lag
+        self.asked: list[int] = []
+        self.cluster = self
+
+    def brokers(self) -> list[_Broker]:
+        return [_Broker(1), _Broker(2)]
+
+    async def send(self, node: int, request: Any) -> _Answer:
+        self.asked.append(node)
+        unknown = node == 2 and self.asked.count(2) <= self.lag
+        entries = [] if unknown else [{"config_names": "retention.ms", "config_value": "1000"}]
+        resource = {
+            "error_code": 3 if unknown else 0,
+            "error_message": "",
+            "resource_name": "rounds",
+            "config_entries": entries,
+        }
+        return _Answer({"resources": [resource]})
+
+
+def _cluster(client: _LaggingClient) -> topics.Cluster:
+    cluster = topics.Cluster.__new__(topics.Cluster)
+    cluster._client = client
+    return cluster
+
+
+def test_a_broker_yet_to_read_a_topic_s_creation_is_asked_again() -> None:
+    client = _LaggingClient(lag=2)
+    found = finish(_cluster(client).configs(["rounds"], {"retention.ms"}))
+    assert found == {"rounds": {"retention.ms": "1000"}}
+    assert client.asked == [1, 2, 1, 2, 1, 2]
+
+
+def test_a_broker_that_never_learns_of_the_topic_fails_after_the_settling_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(topics, "SETTLE", 0.3)
+    with pytest.raises(topics.UnknownTopicOrPartitionError, match="rounds"):
+        finish(_cluster(_LaggingClient(lag=1000)).configs(["rounds"], {"retention.ms"}))
