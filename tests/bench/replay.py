@@ -106,9 +106,7 @@ def _events(path: Path) -> int:
         return sum(1 for line in stream if line.strip())
 
 
-def throughput() -> list[Figure]:
-    path = stream_file()
-    events = _events(path)
+def throughput(path: Path, events: int) -> list[Figure]:
     print(
         f"stream: {path} ({events:,} events, {path.stat().st_size / 1e6:.1f} MB), "
         "both read from the file"
@@ -383,11 +381,13 @@ def main() -> None:
         signed_side_by_side(stream_file())
         return
     run = Run("bench")
-    figures = throughput()
+    path = stream_file()
+    events = _events(path)
+    figures = throughput(path, events)
     print()
-    figures.append(from_process_start(stream_file(), _events(stream_file())))
+    figures.append(from_process_start(path, events))
     print()
-    figures += signed_side_by_side(stream_file())
+    figures += signed_side_by_side(path)
     print()
     figures += memory_side_by_side()
     run.save(figures)
