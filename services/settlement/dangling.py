@@ -1,39 +1,48 @@
 """Transactions of the worker's own producer left open on a partition by a broker that skipped
-their markers, aborted before the worker writes again.
+their markers, ended the way the coordinator decided before the worker writes again.
 
 Kafka 4.4's transaction coordinator ends a transaction by writing a marker to each of its
 partitions; while the partition's leader is not registered (a single broker just restarted, or
 fenced after a pause), it takes the partition for deleted and skips its marker. The records
-before it stay open, and since a producer keeps its producer id across a failed transaction, the
-next commit of the same transactional id would commit them too: a batch decided before the
-failure, settled again by its rebuilt task. So after each registration of the transactional id
-(`init_transactions`: at start, and for the producer that replaces a failed one), and before any
-transaction, the worker asks each partition it writes which of its producer's transactions are
-open there. None can be legitimately: the registration has just ended them all. Each one found
-is aborted (KIP-664's WriteTxnMarkers, as `kafka-transactions.sh abort` does); the task is then
-built from what was committed, so an aborted part is written again by the fold.
+before it stay open, and the next marker of the same producer on that partition would end them
+with its own transaction. So after each registration of the transactional id (`init_transactions`:
+at start, and for the producer that replaces a failed one), and before any transaction, the
+worker asks each partition it writes which of its producer's transactions are open there. None
+can be legitimately: the registration has just ended them all. For each one found, the
+coordinator's log (`txnlog`) says whether it was committing or aborting it, and the worker writes
+that marker itself (KIP-664's WriteTxnMarkers, which `kafka-transactions.sh abort` sends for an
+abort). When the log no longer says, the worker writes nothing and stops, saying what to run.
 (docs/BROKER-FAULTS.md, "A single broker killed -9 or paused".)
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
-from kafka import TopicPartition  # type: ignore[import-untyped]
+from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.admin._transactions import AbortTransactionSpec  # type: ignore[import-untyped]
-from kafka.errors import AuthorizationError  # type: ignore[import-untyped]
+from kafka.errors import (  # type: ignore[import-untyped]
+    AuthorizationError,
+    KafkaTimeoutError,
+)
 from kafka.errors import KafkaError as AdminError
+from kafka.protocol.producer.transaction import (  # type: ignore[import-untyped]
+    WriteTxnMarkersRequest,
+)
 
 from services.security import clients
 from services.settings import Settings
+from services.settlement import txnlog
 
 log = logging.getLogger("croupier.engine")
 OFFSETS = "__consumer_offsets"
-__all__ = ["AuthorizationError", "close_dangling", "errors", "find"]
+READ_SECONDS = 30.0  # to read the coordinator's log; then asked again, as while unreachable
+__all__ = ["AuthorizationError", "Undecided", "close", "close_dangling", "errors", "find"]
 
 
 def errors() -> tuple[type[BaseException], ...]:
@@ -47,6 +56,7 @@ class Admin(Protocol):
     def describe_transactions(self, transactional_ids: list[str]) -> dict[str, Any]: ...
     def describe_producers(self, partitions: list[TopicPartition]) -> dict[TopicPartition, Any]: ...
     def abort_transaction(self, spec: AbortTransactionSpec) -> None: ...
+    def commit_transaction(self, spec: AbortTransactionSpec) -> None: ...
     def describe_topics(self, topics: list[str]) -> list[dict[str, Any]]: ...
 
 
@@ -87,35 +97,154 @@ def find(admin: Admin, transactional_id: str, topics: Iterable[str]) -> list[Dan
     ]
 
 
-def abort(admin: Admin, transactional_id: str, topics: Iterable[str]) -> list[Dangling]:
-    """Abort every open transaction `find` finds; what was aborted."""
+class Undecided(RuntimeError):
+    """Open transactions whose outcome the coordinator's log no longer shows: the worker stops
+    rather than guess between paying twice and not paying."""
+
+
+def close(
+    admin: Admin,
+    decisions: Callable[[], list[txnlog.Entry]],
+    transactional_id: str,
+    topics: Iterable[str],
+) -> list[tuple[Dangling, txnlog.Outcome]]:
+    """End every open transaction `find` finds as the coordinator decided (`decisions` reads its
+    log, only when one is found); what was ended, and how. Raises `Undecided`, having written
+    nothing, when a decision is missing."""
     found = find(admin, transactional_id, topics)
-    for dangling in found:
+    if not found:
+        return []
+    entries = decisions()
+    ended = [
+        (d, txnlog.decide(entries, d.producer_id, d.producer_epoch, _named(d.partition)))
+        for d in found
+    ]
+    unknown = [d for d, outcome in ended if outcome is txnlog.Outcome.UNKNOWN]
+    if unknown:
+        raise Undecided(_undecided(transactional_id, unknown))
+    for d, outcome in ended:
+        spec = AbortTransactionSpec(
+            topic_partition=d.partition,
+            producer_id=d.producer_id,
+            producer_epoch=d.producer_epoch,
+            coordinator_epoch=d.coordinator_epoch,
+        )
+        match outcome:
+            case txnlog.Outcome.COMMIT:
+                admin.commit_transaction(spec)
+            case txnlog.Outcome.ABORT:
+                admin.abort_transaction(spec)
+            case txnlog.Outcome.UNKNOWN:
+                raise AssertionError("undecided transactions were refused above")
+            case _:
+                assert_never(outcome)
         log.warning(
             "%s partition %d: a transaction of %s (epoch %d) was left open there from offset %d, "
-            "its marker skipped by the brokers; aborted",
-            dangling.partition.topic,
-            dangling.partition.partition,
+            "its marker skipped by the brokers; the coordinator's log shows it %s, so its "
+            "%s marker is written now",
+            d.partition.topic,
+            d.partition.partition,
             transactional_id,
-            dangling.producer_epoch,
-            dangling.start,
+            d.producer_epoch,
+            d.start,
+            "committed" if outcome is txnlog.Outcome.COMMIT else "aborted",
+            outcome.value,
         )
-        admin.abort_transaction(
-            AbortTransactionSpec(
-                topic_partition=dangling.partition,
-                producer_id=dangling.producer_id,
-                producer_epoch=dangling.producer_epoch,
-                coordinator_epoch=dangling.coordinator_epoch,
-            )
-        )
-    return found
+    return ended
 
 
 def close_dangling(settings: Settings, transactional_id: str, topics: Iterable[str]) -> int:
-    """Abort the producer's open transactions the brokers left behind; how many. Raises the
-    admin client's errors (the caller retries while the brokers are unreachable)."""
-    admin = KafkaAdminClient(**clients.kafka_python(settings), client_id="croupier-dangling")
+    """End the producer's open transactions the brokers left behind; how many. Raises the
+    admin client's errors (the caller retries while the brokers are unreachable) and
+    `Undecided`."""
+    options = clients.kafka_python(settings)
+    admin = Markers(**options, client_id="croupier-dangling")
     try:
-        return len(abort(admin, transactional_id, topics))
+        return len(
+            close(admin, lambda: read_log(options, transactional_id), transactional_id, topics)
+        )
     finally:
         admin.close()
+
+
+class Markers(KafkaAdminClient):  # type: ignore[misc]
+    """kafka-python's admin client, which writes abort markers only, made to write commit
+    markers too: the same WriteTxnMarkers request with the other result."""
+
+    def commit_transaction(self, spec: AbortTransactionSpec) -> None:
+        self._manager.run(self._write_commit, spec)
+
+    async def _write_commit(self, spec: AbortTransactionSpec) -> None:
+        leaders = await self._async_get_leader_for_partitions([spec.topic_partition])
+        request = commit_request(spec)
+        response = await self._manager.send(request, node_id=next(iter(leaders)))
+        self._abort_transaction_process_response(response, spec)
+
+
+def commit_request(spec: AbortTransactionSpec) -> Any:
+    """The WriteTxnMarkers request that commits `spec`'s open records."""
+    marker = WriteTxnMarkersRequest.WritableTxnMarker
+    topic = marker.WritableTxnMarkerTopic
+    return WriteTxnMarkersRequest(
+        markers=[
+            marker(
+                producer_id=spec.producer_id,
+                producer_epoch=spec.producer_epoch,
+                transaction_result=True,
+                topics=[
+                    topic(
+                        name=spec.topic_partition.topic,
+                        partition_indexes=[spec.topic_partition.partition],
+                    )
+                ],
+                coordinator_epoch=spec.coordinator_epoch,
+            )
+        ]
+    )
+
+
+def read_log(options: dict[str, Any], transactional_id: str) -> list[txnlog.Entry]:
+    """Every record of `transactional_id` in the coordinator's log, oldest first."""
+    consumer = KafkaConsumer(
+        **options, client_id="croupier-dangling", group_id=None, enable_auto_commit=False
+    )
+    try:
+        count = len(consumer.partitions_for_topic(txnlog.TOPIC) or ())
+        if not count:
+            return []
+        tp = TopicPartition(txnlog.TOPIC, txnlog.partition_of(transactional_id, count))
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        entries: list[txnlog.Entry] = []
+        deadline = time.monotonic() + READ_SECONDS
+        while consumer.position(tp) < end:
+            if time.monotonic() > deadline:
+                raise KafkaTimeoutError(f"{tp.topic}-{tp.partition} not read to {end} in time")
+            for records in consumer.poll(timeout_ms=1000).values():
+                for record in records:
+                    entry = txnlog.decode(record.key, record.value)
+                    if entry is not None and entry.transactional_id == transactional_id:
+                        entries.append(entry)
+        return entries
+    finally:
+        consumer.close()
+
+
+def _named(partition: TopicPartition) -> tuple[str, int]:
+    return (partition.topic, partition.partition)
+
+
+def _undecided(transactional_id: str, unknown: list[Dangling]) -> str:
+    where = ", ".join(
+        f"{d.partition.topic}-{d.partition.partition} (epoch {d.producer_epoch}, from offset "
+        f"{d.start})"
+        for d in unknown
+    )
+    return (
+        f"transactions of {transactional_id} were left open by the brokers on {where}, and the "
+        "coordinator's log (__transaction_state) no longer shows whether they were committed: "
+        "the worker writes nothing rather than guess. Read what they hold with an uncommitted "
+        "reader, end each with kafka-transactions.sh (abort) or by hand, run croupier verify, "
+        "then start the worker again (docs/BROKER-FAULTS.md)"
+    )

@@ -71,7 +71,8 @@ def _close_dangling(engine: Engine) -> None:
         engine.dangling_unchecked = True
         log.warning(
             "cannot look for transactions the brokers left open (%s): the principal needs "
-            "Read on the topics it writes and Alter on the cluster; without them, run "
+            "Read on the topics it writes and on __transaction_state, and Alter on the cluster; "
+            "without them, run "
             "kafka-transactions.sh find-hanging after a broker restarts "
             "(docs/BROKER-FAULTS.md)",
             error,
