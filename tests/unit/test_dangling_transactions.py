@@ -177,3 +177,12 @@ def test_a_principal_not_allowed_to_look_is_told_once_and_the_worker_goes_on(
     assert engine.dangling_unchecked is True
     fencing.register(engine)  # not asked again
     assert sum("kafka-transactions.sh find-hanging" in r.message for r in caplog.records) == 1
+
+
+def test_an_undecided_transaction_is_not_asked_again_but_ends_the_registration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    engine = _engine(monkeypatch, [dangling.Undecided("settlements-1 open"), 0])
+    with pytest.raises(dangling.Undecided, match="settlements-1 open"):
+        fencing.register(engine)
+    assert engine.dangling_unchecked is False
