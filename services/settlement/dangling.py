@@ -244,7 +244,6 @@ def _undecided(transactional_id: str, unknown: list[Dangling]) -> str:
     return (
         f"transactions of {transactional_id} were left open by the brokers on {where}, and the "
         "coordinator's log (__transaction_state) no longer shows whether they were committed: "
-        "the worker writes nothing rather than guess. Read what they hold with an uncommitted "
-        "reader, end each with kafka-transactions.sh (abort) or by hand, run croupier verify, "
-        "then start the worker again (docs/BROKER-FAULTS.md)"
+        "the worker writes nothing rather than guess. End each with kafka-transactions.sh abort, "
+        "start the worker again and run croupier verify (docs/OPERATIONS.md, Broker loss)"
     )
