@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, assert_never
+from typing import Any, Protocol
 
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
@@ -123,21 +123,14 @@ def close(
     if unknown:
         raise Undecided(_undecided(transactional_id, unknown))
     for d, outcome in ended:
+        committed = outcome is txnlog.Outcome.COMMIT
         spec = AbortTransactionSpec(
             topic_partition=d.partition,
             producer_id=d.producer_id,
             producer_epoch=d.producer_epoch,
             coordinator_epoch=d.coordinator_epoch,
         )
-        match outcome:
-            case txnlog.Outcome.COMMIT:
-                admin.commit_transaction(spec)
-            case txnlog.Outcome.ABORT:
-                admin.abort_transaction(spec)
-            case txnlog.Outcome.UNKNOWN:
-                raise AssertionError("undecided transactions were refused above")
-            case _:
-                assert_never(outcome)
+        (admin.commit_transaction if committed else admin.abort_transaction)(spec)
         log.warning(
             "%s partition %d: a transaction of %s (epoch %d) was left open there from offset %d, "
             "its marker skipped by the brokers; the coordinator's log shows it %s, so its "
@@ -147,7 +140,7 @@ def close(
             transactional_id,
             d.producer_epoch,
             d.start,
-            "committed" if outcome is txnlog.Outcome.COMMIT else "aborted",
+            "committed" if committed else "aborted",
             outcome.value,
         )
     return ended
