@@ -31,9 +31,6 @@ from kafka.errors import (  # type: ignore[import-untyped]
     KafkaTimeoutError,
 )
 from kafka.errors import KafkaError as AdminError
-from kafka.protocol.producer.transaction import (  # type: ignore[import-untyped]
-    WriteTxnMarkersRequest,
-)
 
 from services.security import clients
 from services.settings import Settings
@@ -175,25 +172,12 @@ class Markers(KafkaAdminClient):  # type: ignore[misc]
 
 
 def commit_request(spec: AbortTransactionSpec) -> Any:
-    """The WriteTxnMarkers request that commits `spec`'s open records."""
-    marker = WriteTxnMarkersRequest.WritableTxnMarker
-    topic = marker.WritableTxnMarkerTopic
-    return WriteTxnMarkersRequest(
-        markers=[
-            marker(
-                producer_id=spec.producer_id,
-                producer_epoch=spec.producer_epoch,
-                transaction_result=True,
-                topics=[
-                    topic(
-                        name=spec.topic_partition.topic,
-                        partition_indexes=[spec.topic_partition.partition],
-                    )
-                ],
-                coordinator_epoch=spec.coordinator_epoch,
-            )
-        ]
-    )
+    """The WriteTxnMarkers request that commits `spec`'s open records: kafka-python's abort
+    request with the other result."""
+    request = KafkaAdminClient._abort_transaction_request(spec)
+    for marker in request.markers:
+        marker.transaction_result = True
+    return request
 
 
 def read_log(options: dict[str, Any], transactional_id: str) -> list[txnlog.Entry]:

@@ -153,6 +153,8 @@ def _value(transactional_id: str, value: bytes) -> Entry | None:
             partitions.add((topic, reader.fixed(">i")))
         if flexible:
             reader.skip_tags()
-    if status not in Status._value2member_map_:
+    try:
+        known = Status(status)
+    except ValueError:
         return None
-    return Entry(transactional_id, producer_id, epoch, Status(status), frozenset(partitions))
+    return Entry(transactional_id, producer_id, epoch, known, frozenset(partitions))
