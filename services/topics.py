@@ -4,9 +4,10 @@
 (pure) says what differs, `ensure` (the shell) creates, alters and reports. Idempotent: a second
 run changes nothing and says so.
 
-The cluster is read with aiokafka (the workers' client, already loaded by a worker, which runs this
-at every start); kafka-python's admin client, which knows how to alter a topic's configuration
-incrementally, is loaded only when something has to be created or changed.
+The cluster is read with aiokafka (faust's client, already loaded by a worker, which runs this at
+every start), whose requests go to a broker of the caller's choosing (`Cluster.configs` asks each);
+kafka-python's admin client, which knows how to alter a topic's configuration incrementally, is
+loaded only when something has to be created or changed.
 """
 
 from __future__ import annotations
