@@ -34,7 +34,10 @@ REFUSED = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError._AUTHENTICATION)
 
 PREFETCH_KIB = 8 * 1024
 """What librdkafka may fetch ahead of the projector, per partition (its default, 64 MiB, tripled
-the projector's memory: docs/DESIGN.md, "The read side's client")."""
+the projector's memory: docs/DESIGN.md, "The worker's client, polled off the event loop")."""
+FETCH_BYTES = 256 * 1024
+"""What one fetch brings of a partition, compressed: the worker's outputs decompress to about ten
+times that, past the prefetch bound (4 MiB held the projectors at twice the memory)."""
 
 
 def reader(settings: Settings, on_error: Callable[[KafkaError], None]) -> Consumer:
@@ -45,8 +48,8 @@ def reader(settings: Settings, on_error: Callable[[KafkaError], None]) -> Consum
         **{
             "auto.offset.reset": "earliest",
             "enable.partition.eof": True,
-            "max.partition.fetch.bytes": 4 * 1024 * 1024,
-            "fetch.max.bytes": 32 * 1024 * 1024,
+            "max.partition.fetch.bytes": FETCH_BYTES,
+            "fetch.max.bytes": 16 * FETCH_BYTES,
             "queued.max.messages.kbytes": PREFETCH_KIB,
             "error_cb": on_error,
         },
