@@ -48,10 +48,15 @@ def kept(
             "tasks %s: %d records out: input waited %.0f ms, fold %.0f ms, commit %.0f ms",
             inflight.partitions,
             inflight.out,
-            (time.time() - (done - inflight.started) - inflight.newest) * 1000,
+            (started_at(inflight.started) - inflight.newest) * 1000,
             (inflight.folded - inflight.started) * 1000,
             (done - inflight.folded) * 1000,
         )
+
+
+def started_at(started: float) -> float:
+    """The wall-clock time (epoch seconds) of a monotonic `started`, however long ago it was."""
+    return time.time() - (time.monotonic() - started)
 
 
 def stored(task: Task, end: int | None, batches: int = 1) -> None:
