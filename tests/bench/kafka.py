@@ -17,7 +17,8 @@
 2. Latency: rounds of 10,000 bets (CROUPIER_BENCH_LATENCY_ROUNDS, 10); time from publishing
    `round.result` until the round's first and last settlements are read with read_committed by
    croupier's own librdkafka reader, which returns what it holds as soon as it holds any
-   (`pipeline.Readable`; p50, p99).
+   (`pipeline.Readable`; p50, p99). One warm-up round comes first, told but not counted, and
+   the bench's own garbage collector stays out of the measured window (`pipeline.latency`).
 
 CROUPIER_BENCH_CROUPIER=0 measures the baselines alone (a worker being rewritten may not run).
 The bench's topics are deleted at the end (CROUPIER_BENCH_KEEP=1 keeps them).
