@@ -309,8 +309,8 @@ def latency(
     on fresh topics writes their partitions' first segments and learns their leaders, once.
     The bench's own process is the instrument: what it built before the rounds is frozen from
     its garbage collector, and the collector is off from the result's publishing until the
-    round is read, so that none of its full collections (40 to 60 ms) lands in what it
-    measures; they run while it publishes the next round's bets instead."""
+    round is read, so that none of its full collections lands in what it measures; they run
+    while it publishes the next round's bets instead (docs/BENCHMARKS.md)."""
     firsts: list[float] = []
     times = _latency(s, rounds, workers, logs, name, firsts, env, code)
     return sorted(firsts), sorted(times)
@@ -443,6 +443,7 @@ def _latency(
                 f" all {seen:,} settlements read after {took * 1000:.0f} ms"
             )
     finally:
+        gc.unfreeze()
         out.close()
         reader.close()
         stop(procs)
