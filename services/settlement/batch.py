@@ -123,7 +123,6 @@ def journal(
     kept = task.fold.journal
     assert kept is not None
     inputs = [raw for _, raw in kept.accepted]
-    kept.accepted.clear()
     out: list[Message] = [
         (topics.accepted, p, None, value, None) for value in journal_records(inputs, decided)
     ]

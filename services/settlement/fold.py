@@ -66,7 +66,7 @@ class Fold:
     def __init__(
         self, horizon: int = DEFAULT_HORIZON, *, journal: bool = False, keys: TableKeys = NO_KEYS
     ) -> None:
-        """`journal`: keep what changed, for a shell that writes the state (`capture.changes`);
+        """`journal`: keep what changed, for a shell that writes the state (`capture.Layout`);
         `keys`: the public keys of the signing tables, an input of the fold like the events."""
         if horizon < 1:
             raise ValueError("the horizon must keep at least one decided round per table")

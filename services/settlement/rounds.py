@@ -92,14 +92,12 @@ class Round:
         "decision",
         "event_ids",
         "fate_at",
-        "flushed",
         "game",
         "last_seq",
         "ordinal",
         "phase",
         "result",
         "round_id",
-        "segments",
         "seqs",
         "suspensions",
         "table_id",
@@ -121,8 +119,6 @@ class Round:
         self.seqs: dict[int, str] = {}  # the bet of each seq: every bet read for it
         self.waiting: list[BetPlaced] = []
         self.corrections: list[Correction] = []  # in table order; n is the index plus one
-        self.flushed = 0  # bets of `seqs` already in the state changelog
-        self.segments = 0  # changelog records holding them
 
     @property
     def dice(self) -> Dice | None:

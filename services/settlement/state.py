@@ -120,18 +120,27 @@ and its bets' segments), named (table_id, None) or (table_id, round_id)."""
 _KEY: Final = msgspec.json.Decoder(tuple[str, ...])
 
 
-def part_of(key: bytes) -> Part | None:
-    """The part an entry's key belongs to (None: the position's key, or no key of the state)."""
+def named(key: bytes) -> tuple[str, Part] | None:
+    """What an entry's key names: its kind (`table`, `board`, `round` or `bets`) and the part it
+    belongs to (None: the position's key, or no key of the state)."""
     try:
         match _KEY.decode(key):
-            case ("table" | "board", table_id):
-                return (table_id, None)
-            case ("round", table_id, round_id) | ("bets", table_id, round_id, _):
-                return (table_id, round_id)
+            case [("table" | "board") as kind, table_id]:
+                return (kind, (table_id, None))
+            case ("round", table_id, round_id):
+                return ("round", (table_id, round_id))
+            case ("bets", table_id, round_id, _):
+                return ("bets", (table_id, round_id))
             case _:
                 return None
     except msgspec.DecodeError:
         return None
+
+
+def part_of(key: bytes) -> Part | None:
+    """The part an entry's key belongs to (None: the position's key, or no key of the state)."""
+    found = named(key)
+    return None if found is None else found[1]
 
 
 def restore(
@@ -191,7 +200,6 @@ def restore(
             if kept_bets is None:
                 raise StateError(f"round {round_id!r} of table {table_id!r}: bets {segment} lost")
             _restore_bets(fold, owner, rnd, *kept_bets)
-        rnd.flushed = len(rnd.seqs)
         if rnd.phase in FINAL:
             decided.setdefault(table_id, []).append((rnd.decision, round_id))
     if segments:
@@ -222,7 +230,6 @@ def _restore_round(kept: RoundState) -> Round:
     rnd.last_seq = kept.last_seq
     rnd.event_ids = set(kept.event_ids)
     rnd.fate_at = kept.fate_at
-    rnd.segments = kept.segments
     outcome = outcome_of(kept.dice, kept.discs)
     if rnd.phase in ("result", "voided"):
         if outcome is None:

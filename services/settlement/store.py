@@ -2,10 +2,10 @@
 of it starts (pure; the model is Kafka Streams' state store and its changelog, and the cleaner of
 a log-structured store).
 
-Every transaction writes what its batch changed (`capture.changes`: the changed tables, boards,
-rounds and new segments of bets; tombstones for forgotten rounds) and last the task's position
-record: the input offsets its state is the fold of, and the offset of its state partition a
-restore reads from. That offset is the age of the oldest part of the state: each part (a table,
+Every transaction writes what its batch changed (`capture.Layout.changes`: the changed tables,
+boards, rounds and new segments of bets; tombstones for forgotten rounds) and last the task's
+position record: the input offsets its state is the fold of, and the offset of its state partition
+a restore reads from. That offset is the age of the oldest part of the state: each part (a table,
 or a round with its bets) is written whole when it first appears, and the store remembers from
 which offset on, at the latest, it was. The changelog is compacted, but compaction lags; so once
 the bytes of the partition from that offset on outgrow the live state's twice over (or a floor),
@@ -77,6 +77,8 @@ class Store:
     credit: int = 0
     """Bytes of oldest parts earned and not yet written (a part waits until it is affordable)."""
     floor: int = FLOOR
+    layout: capture.Layout = field(default_factory=capture.Layout)
+    """How many segments of bets the changelog holds for each round."""
 
     @classmethod
     def restored(
@@ -91,10 +93,13 @@ class Store:
         if found is None:
             return cls(stale=stale)
         ages: dict[Part, int] = {}
+        layout = capture.Layout()
         for key, offset in offsets.items():
-            which = state.part_of(key)
-            if which is not None:
+            name = state.named(key)
+            if name is not None:
+                kind, which = name
                 ages[which] = min(offset, ages.get(which, offset))
+                layout.holds(kind, which)
         sizes = {key: len(key) + len(value) for key, value in entries.items()}
         return cls(
             stale=stale,
@@ -104,6 +109,7 @@ class Store:
             live=sum(sizes.values()),
             window=found.size,
             spans=deque([(found.end, found.size)]),
+            layout=layout,
         )
 
     @property
@@ -127,7 +133,7 @@ class Store:
         since = self.end or 0
         """No record of this transaction lands before it."""
         if self.stale is None:
-            entries = capture.changes(fold)
+            entries = self.layout.changes(fold)
             self._age(entries, since)
             if self.cleaning:
                 entries = self._clean(fold, entries, 2 * _size(entries) + 4096 + credit, since)
@@ -135,14 +141,14 @@ class Store:
             else:
                 self.credit = 0
         else:
-            entries = capture.snapshot(fold)
+            entries = self.layout.snapshot(fold)
             kept = {key for key, _ in entries}
             entries.extend((key, None) for key in sorted(self.stale - kept))
             parts = (state.part_of(key) for key in sorted(kept))
             self.ages = OrderedDict((which, since) for which in parts if which is not None)
         written = self._keep(entries)
         position = state.position_entry(
-            at["rounds"], at["bets"], self.snapshot, capture.count(fold)
+            at["rounds"], at["bets"], self.snapshot, self.layout.count(fold)
         )
         entries.append(position)
         self.writing.append(written + _size([position]))
@@ -208,7 +214,7 @@ class Store:
             cost = capture.size(fold, which)
             if cost > self.credit:
                 break
-            again = capture.part(fold, which)
+            again = self.layout.part(fold, which)
             if again is None:
                 del self.ages[which]  # forgotten since: its tombstones were written
                 continue

@@ -16,7 +16,7 @@ def _log(rounds_at: int = 3, bets_at: int = 2) -> dict[bytes, bytes]:
     fold = Fold(journal=True)
     run(rounds(round_event("opened", game="sicbo")), fold)
     run([("bets", bet(1)), ("bets", bet(2))], fold)
-    entries = [*capture.changes(fold), state.position_entry(rounds_at, bets_at)]
+    entries = [*capture.Layout().changes(fold), state.position_entry(rounds_at, bets_at)]
     return {key: value for key, value in entries if value is not None}
 
 

@@ -240,7 +240,7 @@ def test_a_restored_fold_checks_signatures_with_the_keys_it_is_given() -> None:
     fold.feed("rounds", round_event("opened", game="sicbo"))
     fold.feed("bets", bet(1))
     fold.feed("rounds", round_event("betting_closed", last_seq=1))
-    entries = dict(e for e in capture.changes(fold) if e[1] is not None)
+    entries = dict(e for e in capture.Layout().changes(fold) if e[1] is not None)
     restored = state.restore(entries, fold.horizon, keys={"T1": (KEY_T1.public_key(),)})
     (rejected,) = restored.feed("rounds", round_event("result", dice=[6, 5, 1]))
     assert isinstance(rejected, Rejected) and rejected.reason == "bad_signature"

@@ -60,14 +60,16 @@ def test_restoring_after_any_batch_gives_the_records_of_the_uninterrupted_fold(
 
     log: dict[bytes, bytes] = {}
     first = Fold(horizon=horizon, journal=True)
+    layout = capture.Layout()
     for n, batch in enumerate(batches[:cut]):
         assert _feed(first, batch) == expected[n]
-        _apply(log, capture.changes(first))
+        _apply(log, layout.changes(first))
     restored = state.restore(log, horizon=horizon)
     assert restored.pending == first.pending
+    layout = capture.Layout.of(log)
     for n, batch in enumerate(batches[cut:], start=cut):
         assert _feed(restored, batch) == expected[n]
-        _apply(log, capture.changes(restored))
+        _apply(log, layout.changes(restored))
     assert restored.pending == whole.pending
     assert sorted(restored.tables) == sorted(whole.tables)
     for table_id in whole.tables:
@@ -76,7 +78,8 @@ def test_restoring_after_any_batch_gives_the_records_of_the_uninterrupted_fold(
         encode(b) for b in whole.waiting()
     )
     # the changelog kept is the state itself: restoring it again gives the same bytes
-    assert capture.snapshot(state.restore(log, horizon=horizon)) == capture.snapshot(restored)
+    again = state.restore(log, horizon=horizon)
+    assert capture.Layout().snapshot(again) == capture.Layout().snapshot(restored)
 
 
 @settings(max_examples=30)
@@ -86,10 +89,11 @@ def test_the_same_inputs_give_the_same_state_bytes(seed: int, mix: int) -> None:
     logs = []
     for _ in range(2):
         fold = Fold(horizon=2, journal=True)
+        layout = capture.Layout()
         written: list[state.Entry] = []
         for topic, raw in messages:
             fold.feed(topic, raw)
-            written.extend(capture.changes(fold))
+            written.extend(layout.changes(fold))
         logs.append(written)
     assert logs[0] == logs[1]
 
@@ -102,10 +106,11 @@ def _big_round(fold: Fold, bets: int) -> None:
 def test_a_bet_added_to_a_large_round_writes_one_small_segment_not_the_round() -> None:
     fold = Fold(journal=True)
     _big_round(fold, 2000)
-    everything = capture.changes(fold)
+    layout = capture.Layout()
+    everything = layout.changes(fold)
     assert sum(len(v or b"") for _, v in everything) > 2000 * 100
     run([("bets", bet(2001, bet_id="B2001"))], fold)
-    one = capture.changes(fold)
+    one = layout.changes(fold)
     assert [msgspec.json.decode(key)[0] for key, _ in one] == ["bets", "round"]
     assert sum(len(key) + len(value or b"") for key, value in one) < 1500
 
@@ -113,7 +118,7 @@ def test_a_bet_added_to_a_large_round_writes_one_small_segment_not_the_round() -
 def test_a_round_with_many_bets_is_kept_in_segments_of_bounded_size() -> None:
     fold = Fold(journal=True)
     _big_round(fold, 6000)
-    entries = capture.changes(fold)
+    entries = capture.Layout().changes(fold)
     segments = [v for k, v in entries if msgspec.json.decode(k)[0] == "bets"]
     assert len(segments) >= 2
     assert all(v is not None and len(v) < state.SEGMENT_BYTES + 2048 for v in segments)
@@ -125,13 +130,14 @@ def test_a_round_with_many_bets_is_kept_in_segments_of_bounded_size() -> None:
 def test_a_forgotten_round_leaves_tombstones_for_its_round_and_its_bets() -> None:
     """Horizon 1: a decided round goes once a newer one is decided and the bets moved on."""
     fold = Fold(horizon=1, journal=True)
+    layout = capture.Layout()
     for n in (1, 2, 3):
         run(rounds(*sicbo_round([1, 2, 3], last_seq=1, round_id=f"R{n}")), fold)
         run([("bets", bet(1, round_id=f"R{n}"))], fold)
-    capture.changes(fold)
+    layout.changes(fold)
     run(rounds(*sicbo_round([4, 5, 6], last_seq=1, round_id="R4")), fold)
     run([("bets", bet(1, round_id="R4"))], fold)
-    entries = dict(capture.changes(fold))
+    entries = dict(layout.changes(fold))
     # R3 goes once the table's bets reach R4 (R2 went in the batch before, when they reached R3)
     assert entries[state.round_key("T1", "R3")] is None
     assert entries[state.bets_key("T1", "R3", 0)] is None
@@ -142,7 +148,7 @@ def test_a_forgotten_round_leaves_tombstones_for_its_round_and_its_bets() -> Non
 def _log_of_one_round() -> dict[bytes, bytes]:
     fold = Fold(journal=True)
     _big_round(fold, 3)
-    return {key: value for key, value in capture.changes(fold) if value is not None}
+    return {key: value for key, value in capture.Layout().changes(fold) if value is not None}
 
 
 def test_a_state_value_of_an_unknown_version_is_refused() -> None:
@@ -176,15 +182,17 @@ def test_a_value_under_another_key_is_refused() -> None:
 
 def test_a_snapshot_restores_the_same_fold_as_its_changelog() -> None:
     fold = Fold(journal=True)
+    layout = capture.Layout()
     log: dict[bytes, bytes] = {}
     _big_round(fold, 40)
-    _apply(log, capture.changes(fold))
+    _apply(log, layout.changes(fold))
     run(rounds(round_event("betting_closed", last_seq=30)), fold)
     run(rounds(round_event("result", dice=[2, 2, 5])), fold)
-    _apply(log, capture.changes(fold))
-    whole = capture.snapshot(fold)
-    assert capture.snapshot(state.restore(log, horizon=200)) == whole
-    assert capture.snapshot(state.restore(dict(whole), horizon=200)) == whole  # type: ignore[arg-type]
+    _apply(log, layout.changes(fold))
+    whole = capture.Layout().snapshot(fold)
+    assert capture.Layout().snapshot(state.restore(log, horizon=200)) == whole
+    restored = state.restore(dict(whole), horizon=200)  # type: ignore[arg-type]
+    assert capture.Layout().snapshot(restored) == whole
 
 
 def _log_of_one_decided_round() -> dict[bytes, bytes]:
@@ -192,7 +200,7 @@ def _log_of_one_decided_round() -> dict[bytes, bytes]:
     _big_round(fold, 3)
     closed = round_event("betting_closed", last_seq=3)
     run(rounds(closed, round_event("result", dice=[1, 2, 3])), fold)
-    return {key: value for key, value in capture.changes(fold) if value is not None}
+    return {key: value for key, value in capture.Layout().changes(fold) if value is not None}
 
 
 def _with_bets(log: dict[bytes, bytes], lines: list[bytes]) -> dict[bytes, bytes]:

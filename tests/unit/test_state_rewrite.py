@@ -56,25 +56,26 @@ def test_a_restore_from_where_every_part_was_written_again_goes_on_as_the_uninte
 
     topic: list[state.Entry] = []
     first = Fold(horizon=horizon, journal=True)
+    layout = capture.Layout()
     for n, batch in enumerate(batches[:cut]):
         assert _feed(first, batch) == expected[n]
-        topic.extend(capture.changes(first))
+        topic.extend(layout.changes(first))
     start = len(topic)
     again: dict[bytes, bytes | None] = {}
     for table_id in sorted(first.tables):
         for which in [(table_id, None), *((table_id, r) for r in first.tables[table_id].rounds)]:
-            again.update(capture.part(first, which) or [])
+            again.update(layout.part(first, which) or [])
     topic.extend(sorted(again.items()))
-    topic.append(state.position_entry(cut, cut, start, capture.count(first)))
-    assert len(_live(topic, start)) == capture.count(first) + 1
+    topic.append(state.position_entry(cut, cut, start, layout.count(first)))
+    assert len(_live(topic, start)) == layout.count(first) + 1
 
     restored, read_from = _restored(topic, horizon)
     assert read_from == start
     everything = _live(topic)
     del everything[state.TASK_KEY]
-    assert capture.snapshot(state.restore(everything, horizon=horizon)) == capture.snapshot(
-        restored
-    )
+    assert capture.Layout().snapshot(
+        state.restore(everything, horizon=horizon)
+    ) == capture.Layout().snapshot(restored)
     for n, batch in enumerate(batches[cut:], start=cut):
         assert _feed(restored, batch) == expected[n]
     assert restored.pending == whole.pending
@@ -84,13 +85,14 @@ def test_a_restore_from_where_every_part_was_written_again_goes_on_as_the_uninte
 
 def test_a_round_written_whole_joins_its_small_segments_and_tombstones_the_rest() -> None:
     fold = Fold(journal=True)
+    layout = capture.Layout()
     topic: list[state.Entry] = []
     run(rounds(round_event("opened", game="sicbo")), fold)
     for n in range(1, 6):
         run([("bets", bet(n, bet_id=f"B{n}"))], fold)
-        topic.extend(capture.changes(fold))
+        topic.extend(layout.changes(fold))
     assert sum(1 for key in _live(topic) if key.startswith(b'["bets"')) == 5
-    part = capture.part(fold, ("T1", "R1"))
+    part = layout.part(fold, ("T1", "R1"))
     assert part is not None
     assert dict(part)[state.bets_key("T1", "R1", 0)] is not None
     assert [dict(part)[state.bets_key("T1", "R1", k)] for k in range(1, 5)] == [None] * 4
@@ -102,10 +104,18 @@ def test_a_round_written_whole_joins_its_small_segments_and_tombstones_the_rest(
 def test_a_part_the_fold_no_longer_holds_is_nothing_to_write() -> None:
     fold = Fold(journal=True)
     run(rounds(round_event("opened", game="sicbo")), fold)
-    assert capture.part(fold, ("T1", "R9")) is None
-    assert capture.part(fold, ("T9", None)) is None
+    layout = capture.Layout()
+    assert layout.part(fold, ("T1", "R9")) is None
+    assert layout.part(fold, ("T9", None)) is None
     assert capture.size(fold, ("T1", "R9")) == 0
-    assert [key for key, _ in capture.part(fold, ("T1", None)) or []] == [state.table_key("T1")]
+    assert [key for key, _ in layout.part(fold, ("T1", None)) or []] == [state.table_key("T1")]
+
+
+def test_every_key_of_the_state_names_its_kind_and_part() -> None:
+    assert state.named(state.board_key("T1")) == ("board", ("T1", None))
+    assert state.named(state.round_key("T1", "R1")) == ("round", ("T1", "R1"))
+    assert state.named(state.bets_key("T1", "R1", 7)) == ("bets", ("T1", "R1"))
+    assert state.named(state.TASK_KEY) is None
 
 
 def test_every_key_of_the_state_names_its_part() -> None:

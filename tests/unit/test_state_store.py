@@ -89,7 +89,7 @@ def test_a_restore_of_the_stores_changelog_goes_on_as_the_uninterrupted_fold(
         for n in range(at, cut):
             assert _feed(fold, batches[n]) == expected[n]
             _write(topic, shop, fold, n + 1, credit=rng.choice([0, 0, 5000]))
-            assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
+            assert len(_live(topic, shop.snapshot)) == shop.layout.count(fold) + 1
         position = state.read_position(_live(topic)[state.TASK_KEY])
         assert (position.rounds, position.bets, position.snapshot) == (cut, cut, shop.snapshot)
         fold, shop = _restore(topic, horizon, floor)
@@ -121,7 +121,7 @@ def test_what_a_restore_reads_stays_about_twice_the_live_state_at_every_transact
     topic, shop, fold, spans = _long_run(floor=0)
     assert _bytes(topic) > 10 * _bytes(list(_live(topic).items()))  # a long history
     assert max(spans[len(spans) // 5 :]) < store.SPAN + 0.5
-    assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
+    assert len(_live(topic, shop.snapshot)) == shop.layout.count(fold) + 1
 
 
 def test_under_the_floor_nothing_is_written_again() -> None:
@@ -147,7 +147,7 @@ def test_after_a_refold_the_first_transaction_writes_the_whole_state_and_tombsto
     entries = shop.entries(fold, {"rounds": 9, "bets": 9})
     tombstones = {key for key, value in entries if value is None}
     assert tombstones == stale
-    assert len(entries) == capture.count(fold) + len(stale) + 1
+    assert len(entries) == shop.layout.count(fold) + len(stale) + 1
     position = state.read_position(entries[-1][1] or b"")
     assert position.snapshot == 40
     shop.committed(90)
@@ -165,7 +165,7 @@ def test_a_store_that_fell_behind_with_the_last_batch_catches_up_in_idle_transac
         assert idle < 100
     read = topic[shop.snapshot :]
     assert _bytes(read) <= store.SPAN * _bytes(list(_live(read).items()))
-    assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
+    assert len(_live(topic, shop.snapshot)) == shop.layout.count(fold) + 1
 
 
 def test_an_oldest_part_waits_for_the_credit_it_needs_and_the_credit_left_carries_over() -> None:
@@ -183,4 +183,4 @@ def test_an_oldest_part_waits_for_the_credit_it_needs_and_the_credit_left_carrie
         _write(topic, shop, fold, 2)
     assert earning * 4096 >= capture.size(fold, ("T1", "R1")) > (earning - 1) * 4096
     assert list(shop.ages) == [("T1", "R1"), ("T1", None)]  # both written again, in that order
-    assert len(_live(topic, shop.snapshot)) == capture.count(fold) + 1
+    assert len(_live(topic, shop.snapshot)) == shop.layout.count(fold) + 1
