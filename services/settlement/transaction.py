@@ -201,7 +201,7 @@ class Transactions:
 
     def settle(self) -> dict[tuple[str, int], int]:
         """Wait for the transaction being committed: the offset after the last record of each
-        partition written with a known partition. Raises Failed."""
+        partition of the state topic it wrote (where the task's store now ends). Raises Failed."""
         thread, self._committing = self._committing, None
         if thread is None:
             return self.ends
@@ -223,12 +223,13 @@ class Transactions:
 
     def _produce(self, messages: Sequence[Out]) -> None:
         """Hand the messages to librdkafka: keyed ones to their key's partition, the others to
-        theirs; the last of each known partition reports its offset (ends)."""
+        theirs; the last of each state partition reports its offset (ends)."""
         produce = self.producer.produce
-        last: dict[tuple[str, int], int] = {}
+        state = self.settings.topic_state
+        last: dict[int, int] = {}
         for n, (topic, partition, _, _, _) in enumerate(messages):
-            if partition is not None:
-                last[(topic, partition)] = n
+            if topic == state and partition is not None:
+                last[partition] = n
         marked = set(last.values())
         delivered = self._delivered
         for n, (topic, partition, key, value, headers) in enumerate(messages):
