@@ -13,12 +13,22 @@ The entries' format is `state`'s; the same state always gives the same bytes (do
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import assert_never
 
 import msgspec
 
 from schemas.events import BetPlaced
 from services.settlement.fold import Fold
-from services.settlement.rounds import Round, Table
+from services.settlement.rounds import (
+    Cancelled,
+    Closed,
+    Open,
+    Round,
+    Settled,
+    Table,
+    Unopened,
+    Voided,
+)
 from services.settlement.state import (
     ENCODER,
     SEGMENT_BYTES,
@@ -198,30 +208,54 @@ def _board(board: Board) -> BoardState:
 
 
 def _round(rnd: Round, segments: int) -> RoundState:
+    """A round's state as its record writes it: a field its phase does not know is -1 (a number)
+    or empty (a text), as the format has always had it."""
+    life = rnd.life
+    game, ordinal, decision, suspensions, last_seq, fate_at = "", -1, -1, 0, -1, ""
+    dice, discs, corrections = None, None, []
+    match life:
+        case Unopened():
+            pass
+        case Open():
+            game, ordinal, suspensions = life.game, life.ordinal, life.suspensions
+        case Closed():
+            game, ordinal, suspensions = life.game, life.ordinal, life.suspensions
+            last_seq = life.last_seq
+        case Cancelled():
+            game, ordinal, suspensions = life.game, life.ordinal, life.suspensions
+            last_seq = -1 if life.last_seq is None else life.last_seq
+            decision, fate_at = life.decision, life.fate_at
+        case Settled() | Voided():
+            game, ordinal, last_seq = life.game, life.ordinal, life.last_seq
+            decision, fate_at = life.decision, life.fate_at
+            dice, discs = life.result.dice, life.result.discs
+            corrections = [
+                CorrectionState(
+                    dice=c.dice,
+                    discs=c.discs,
+                    void=c.odds is None,
+                    reason=c.reason,
+                    authorized_by=c.authorized_by,
+                    at=c.at,
+                )
+                for c in life.corrections
+            ]
+        case _:
+            assert_never(life)
     return RoundState(
         v=VERSION,
         table_id=rnd.table_id,
         round_id=rnd.round_id,
-        game=rnd.game,
-        ordinal=rnd.ordinal,
-        decision=rnd.decision,
-        phase=rnd.phase,
-        suspensions=rnd.suspensions,
-        last_seq=rnd.last_seq,
+        game=game,
+        ordinal=ordinal,
+        decision=decision,
+        phase=life.phase,
+        suspensions=suspensions,
+        last_seq=last_seq,
         event_ids=sorted(rnd.event_ids),
-        dice=rnd.dice,
-        discs=rnd.discs,
-        fate_at=rnd.fate_at,
+        dice=dice,
+        discs=discs,
+        fate_at=fate_at,
         segments=segments,
-        corrections=[
-            CorrectionState(
-                dice=c.dice,
-                discs=c.discs,
-                void=c.odds is None,
-                reason=c.reason,
-                authorized_by=c.authorized_by,
-                at=c.at,
-            )
-            for c in rnd.corrections
-        ],
+        corrections=corrections,
     )

@@ -14,51 +14,47 @@ from typing import Final
 from schemas.events import BetPlaced
 from schemas.records import AdjustedResult, Adjustment, Settlement
 from services.games import pay
-from services.settlement.decisions import decide
+from services.settlement.decisions import settle
 from services.settlement.ids import ADJUSTMENT, SETTLEMENT
-from services.settlement.rounds import Correction, Round
+from services.settlement.rounds import Correction, Resulted
 
 VOID: Final = "void"
 
 
-def payout(rnd: Round, bet: BetPlaced, corrections: int) -> tuple[AdjustedResult, int]:
+def payout(life: Resulted, bet: BetPlaced, corrections: int) -> tuple[AdjustedResult, int]:
     """What a settled bet's records pay after the round's first `corrections` corrections."""
-    if corrections:
-        board = rnd.corrections[corrections - 1].odds
-    else:
-        assert rnd.result is not None, "only a bet its round's result settled is paid"
-        board = rnd.result.odds
+    board = life.corrections[corrections - 1].odds if corrections else life.result.odds
     if board is None:
         return (VOID, bet.stake)
     odds = board[(bet.kind, bet.pick)]
     return (odds[0], pay(bet.stake, odds))
 
 
-def settled(rnd: Round, bet: BetPlaced) -> bool:
+def settled(life: Resulted, bet: BetPlaced) -> bool:
     """A bet its round's result settled (not refunded as late or invalid): only those adjust."""
-    return isinstance(decide(rnd, bet), Settlement)
+    return isinstance(settle(life, bet), Settlement)
 
 
-def adjustments(rnd: Round, bet: BetPlaced, start: int) -> Iterator[Adjustment]:
+def adjustments(life: Resulted, bet: BetPlaced, start: int) -> Iterator[Adjustment]:
     """The adjustments of a settled bet for the round's corrections from index `start` on."""
-    previous = payout(rnd, bet, start)[1]
-    for k in range(start, len(rnd.corrections)):
-        result, paid = payout(rnd, bet, k + 1)
+    previous = payout(life, bet, start)[1]
+    for k in range(start, len(life.corrections)):
+        result, paid = payout(life, bet, k + 1)
         if paid != previous:
-            yield _adjustment(rnd, bet, rnd.corrections[k], result, previous, paid)
+            yield _adjustment(bet, life.corrections[k], result, previous, paid)
         previous = paid
 
 
 def _adjustment(
-    rnd: Round, bet: BetPlaced, c: Correction, result: AdjustedResult, previous: int, paid: int
+    bet: BetPlaced, c: Correction, result: AdjustedResult, previous: int, paid: int
 ) -> Adjustment:
     return Adjustment(
         v=1,
         adjustment_id=f"{ADJUSTMENT}{c.n}:{bet.bet_id}",
         settlement_id=SETTLEMENT + bet.bet_id,
         bet_id=bet.bet_id,
-        round_id=rnd.round_id,
-        table_id=rnd.table_id,
+        round_id=bet.round_id,
+        table_id=bet.table_id,
         player_id=bet.player_id,
         currency=bet.currency,
         n=c.n,

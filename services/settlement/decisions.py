@@ -7,31 +7,52 @@ settled otherwise: paid its stake back plus its odds on the result, all in minor
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from msgspec.structs import replace
 
 from schemas.events import BetPlaced, Dice, Discs
 from schemas.records import Refund, RefundReason, Settlement
 from services.games import odds_board, pay
 from services.settlement.ids import REFUND, SETTLEMENT
-from services.settlement.rounds import OddsBoard, Result, Round, outcome_of
+from services.settlement.rounds import (
+    Cancelled,
+    Decided,
+    OddsBoard,
+    Result,
+    Resulted,
+    Round,
+    Settled,
+    Voided,
+    outcome_of,
+)
 
 
-def decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
+def decide(life: Decided, bet: BetPlaced) -> Settlement | Refund:
     """The record that decides a bet of a decided round."""
-    result = rnd.result
-    if result is None:
-        return refund(rnd, bet, "round_cancelled")
-    if bet.seq > rnd.last_seq:
-        return refund(rnd, bet, "late_bet")
+    match life:
+        case Settled() | Voided():
+            return settle(life, bet)
+        case Cancelled():
+            return refund(life, bet, "round_cancelled")
+        case _:
+            assert_never(life)
+
+
+def settle(life: Resulted, bet: BetPlaced) -> Settlement | Refund:
+    """The record that decides a bet of a round with a result: refunded when it came after
+    betting closed or is no wager of the round's game, else settled on the result."""
+    if bet.seq > life.last_seq:
+        return refund(life, bet, "late_bet")
     kind = bet.kind
     pick = bet.pick
-    odds = result.odds.get((kind, pick))
+    odds = life.result.odds.get((kind, pick))
     if odds is None:
-        return refund(rnd, bet, "invalid_bet")
+        return refund(life, bet, "invalid_bet")
     bet_id = bet.bet_id
     stake = bet.stake
     return replace(
-        result.settlement,
+        life.result.settlement,
         settlement_id=SETTLEMENT + bet_id,
         bet_id=bet_id,
         player_id=bet.player_id,
@@ -45,14 +66,19 @@ def decide(rnd: Round, bet: BetPlaced) -> Settlement | Refund:
 
 
 def result(
-    rnd: Round, dice: Dice | None, discs: Discs | None, odds: OddsBoard | None = None
+    rnd: Round,
+    game: str,
+    fate_at: str,
+    dice: Dice | None,
+    discs: Discs | None,
+    odds: OddsBoard | None = None,
 ) -> Result:
-    """What the round's result fixes for its bets, the round's game and fate_at set: `odds`
-    when given, else every wager's odds on the outcome."""
+    """What the round's result (of the game, at fate_at) fixes for its bets: `odds` when given,
+    else every wager's odds on the outcome."""
     if odds is None:
         outcome = outcome_of(dice, discs)
         assert outcome is not None, "a result carries dice or discs"
-        odds = odds_board(rnd.game, outcome)
+        odds = odds_board(game, outcome)
     shared = Settlement(
         v=1,
         settlement_id="",
@@ -60,7 +86,7 @@ def result(
         round_id=rnd.round_id,
         table_id=rnd.table_id,
         player_id="",
-        game=rnd.game,
+        game=game,
         kind="",
         pick=(),
         stake=0,
@@ -69,12 +95,12 @@ def result(
         payout=0,
         dice=dice,
         discs=discs,
-        at=rnd.fate_at,
+        at=fate_at,
     )
     return Result(dice, discs, odds, shared)
 
 
-def refund(rnd: Round, bet: BetPlaced, reason: RefundReason) -> Refund:
+def refund(life: Decided | Resulted, bet: BetPlaced, reason: RefundReason) -> Refund:
     """A bet's stake back, as its round's fate (cancelled) or its own (late, invalid) says."""
     return Refund(
         v=1,
@@ -86,5 +112,5 @@ def refund(rnd: Round, bet: BetPlaced, reason: RefundReason) -> Refund:
         amount=bet.stake,
         currency=bet.currency,
         reason=reason,
-        at=rnd.fate_at,
+        at=life.fate_at,
     )

@@ -45,10 +45,23 @@ from schemas.events import (
 )
 from schemas.records import Record, Rejected, RejectReason, Settlement, TableStats
 from services.settlement import corrections
-from services.settlement.decisions import decide
+from services.settlement.decisions import refund, settle
 from services.settlement.lifecycle import transition
 from services.settlement.misrouted import Elsewhere, Homes
-from services.settlement.rounds import FINAL, Fingerprint, Journal, Round, Table, fingerprint
+from services.settlement.rounds import (
+    DECIDED,
+    Cancelled,
+    Closed,
+    Fingerprint,
+    Journal,
+    Open,
+    Round,
+    Settled,
+    Table,
+    Unopened,
+    Voided,
+    fingerprint,
+)
 from services.signing.signature import NO_KEYS, TableKeys, Unverified, verify
 from services.statistics.board import Board
 
@@ -174,20 +187,37 @@ class Fold:
         if journal is not None:
             journal.rounds.add(rnd)
             journal.accepted.append((bet, raw))
-        if rnd.ordinal > table.bet_frontier:
-            table.bet_frontier = rnd.ordinal
-            if journal is not None:
-                journal.tables.add(table)
-            if len(table.decided) > self.horizon:  # bets read behind the rounds caught up
-                self._forget(table)
-        if rnd.phase in FINAL:
-            decision = decide(rnd, bet)
-            out.append(decision)
-            if rnd.corrections and isinstance(decision, Settlement):
-                out.extend(corrections.adjustments(rnd, bet, 0))
-            return
+        match rnd.life:
+            case Settled() | Voided() as life:
+                if life.ordinal > table.bet_frontier:
+                    self._reached(table, life.ordinal)
+                decision = settle(life, bet)
+                out.append(decision)
+                if life.corrections and isinstance(decision, Settlement):
+                    out.extend(corrections.adjustments(life, bet, 0))
+                return
+            case Cancelled() as life:
+                if life.ordinal > table.bet_frontier:
+                    self._reached(table, life.ordinal)
+                out.append(refund(life, bet, "round_cancelled"))
+                return
+            case Open() | Closed() as life:
+                if life.ordinal > table.bet_frontier:
+                    self._reached(table, life.ordinal)
+            case Unopened():
+                pass
+            case _:
+                assert_never(rnd.life)
         rnd.waiting.append(bet)
         self.pending += 1
+
+    def _reached(self, table: Table, ordinal: int) -> None:
+        """A bet of the table's later round `ordinal` was read: the table's bets reached it."""
+        table.bet_frontier = ordinal
+        if self.journal is not None:
+            self.journal.tables.add(table)
+        if len(table.decided) > self.horizon:  # bets read behind the rounds caught up
+            self._forget(table)
 
     def _evolve(self, event: RoundEvent, raw: bytes, out: Sink) -> None:
         """Apply a round event; a signed table's money-moving event must verify first."""
@@ -201,11 +231,11 @@ class Fold:
         rnd = None if table is None else table.rounds.get(event.round_id)
         if rnd is not None and event.event_id in rnd.event_ids:
             return
-        if rnd is None or rnd.phase == "unopened":
+        if rnd is None or isinstance(rnd.life, Unopened):
             self._open(rnd, event, raw, out)
             return
         assert table is not None
-        refusal = transition(rnd, event)
+        refusal = transition(rnd, event, table.decisions)
         if refusal is not None:
             out.append(_refuse(raw, refusal, reason=_reason(refusal)))
             return
@@ -234,12 +264,10 @@ class Fold:
                 table = self._table(event.table_id)
                 if rnd is None:
                     rnd = table.rounds[event.round_id] = Round(event.table_id, event.round_id)
-                rnd.game = event.game
-                rnd.ordinal = table.opened
+                rnd.life = Open(event.game, table.opened)
                 table.opened += 1
-                rnd.phase = "open"
                 if rnd.seqs:
-                    table.bet_frontier = max(table.bet_frontier, rnd.ordinal)
+                    table.bet_frontier = max(table.bet_frontier, rnd.life.ordinal)
                 rnd.event_ids.add(event.event_id)
                 self._journal(table, rnd, event, raw)
             case RoundCorrected() | RoundVoided():
@@ -258,13 +286,16 @@ class Fold:
 
     def _decided(self, table: Table, rnd: Round, out: Sink) -> None:
         """The round's fate came: its waiting bets are decided, in the order they were read."""
-        rnd.decision = table.decisions
+        life = rnd.life
+        assert isinstance(life, Settled | Cancelled), "decided by its result or its cancellation"
         table.decisions += 1
         if self.journal is not None:
             self.journal.tables.add(table)
-        if rnd.result is not None:
-            self._board(table, rnd)
-        out.extend([decide(rnd, bet) for bet in rnd.waiting])  # no corrections yet
+        if isinstance(life, Settled):
+            self._board(table, rnd.round_id, life)
+            out.extend([settle(life, bet) for bet in rnd.waiting])  # no corrections yet
+        else:
+            out.extend([refund(life, bet, "round_cancelled") for bet in rnd.waiting])
         self.pending -= len(rnd.waiting)
         rnd.waiting = []
         table.decided.append(rnd.round_id)
@@ -272,12 +303,14 @@ class Fold:
 
     def _corrected(self, table: Table, rnd: Round, out: Sink) -> None:
         """Decide every settled bet of the round again; those whose payout changes adjust."""
-        c = rnd.corrections[-1]
+        life = rnd.life
+        assert isinstance(life, Settled | Voided), "only a round with a result is corrected"
+        c = life.corrections[-1]
         for bet_id in rnd.seqs.values():
             bet = read_event(table.bets[bet_id])
             assert isinstance(bet, BetPlaced)
-            if corrections.settled(rnd, bet):
-                out.extend(corrections.adjustments(rnd, bet, c.n - 1))
+            if corrections.settled(life, bet):
+                out.extend(corrections.adjustments(life, bet, c.n - 1))
         if table.board is not None:
             if c.odds is None:
                 table.board.void(rnd.round_id)
@@ -311,10 +344,10 @@ class Fold:
                 self.journal.tables.add(table)
         return table
 
-    def _board(self, table: Table, rnd: Round) -> None:
+    def _board(self, table: Table, round_id: str, life: Settled) -> None:
         if table.board is None:
-            table.board = Board(table.table_id, rnd.game, depth=self.horizon)
-        table.board.record(rnd.game, rnd.round_id, rnd.dice, rnd.discs)
+            table.board = Board(table.table_id, life.game, depth=self.horizon)
+        table.board.record(life.game, round_id, life.result.dice, life.result.discs)
         self.boards_changed.add(table.table_id)
         if self.journal is not None:
             self.journal.boards.add(table)
@@ -327,7 +360,8 @@ class Fold:
         """
         while len(table.decided) > self.horizon:
             rnd = table.rounds[table.decided[0]]
-            if table.bet_frontier <= rnd.ordinal:
+            assert isinstance(rnd.life, DECIDED)
+            if table.bet_frontier <= rnd.life.ordinal:
                 return
             table.decided.popleft()
             del table.rounds[rnd.round_id]

@@ -27,59 +27,82 @@ from schemas.events import (
 )
 from services.games import Outcome, odds_board
 from services.settlement import decisions
-from services.settlement.rounds import FINAL, Correction, OddsBoard, Round
+from services.settlement.rounds import (
+    Cancelled,
+    Closed,
+    Correction,
+    Life,
+    OddsBoard,
+    Open,
+    Round,
+    Settled,
+    Unopened,
+    Voided,
+)
 
 
-def transition(rnd: Round, event: RoundEvent) -> str | None:
-    """Apply a round event to an opened round, or say why the life cycle forbids it."""
-    final = rnd.phase in FINAL
+def transition(rnd: Round, event: RoundEvent, decision: int) -> str | None:
+    """Apply a round event to an opened round, or say why the life cycle forbids it; `decision`
+    is the how-manieth of its table the round is if this event decides it."""
+    life = rnd.life
+    assert not isinstance(life, Unopened), "a round is opened before its other events"
     match event:
         case RoundOpened():
             return "round.opened for a round that is already open"
         case BettingClosed(last_seq=last_seq):
-            if rnd.phase != "open" or rnd.suspensions:
-                return f"round.betting_closed while the round is {_state(rnd)}"
-            rnd.phase = "closed"
-            rnd.last_seq = last_seq
+            if not isinstance(life, Open) or life.suspensions:
+                return f"round.betting_closed while the round is {_state(life)}"
+            rnd.life = Closed(life.game, life.ordinal, 0, last_seq)
         case RoundSuspended():
-            if final:
-                return f"round.suspended after the round is {rnd.phase}"
-            rnd.suspensions += 1
+            if not isinstance(life, Open | Closed):
+                return f"round.suspended after the round is {life.phase}"
+            life.suspensions += 1
         case RoundResumed():
-            if final or not rnd.suspensions:
-                return f"round.resumed while the round is {_state(rnd)}"
-            rnd.suspensions -= 1
+            if not isinstance(life, Open | Closed) or not life.suspensions:
+                return f"round.resumed while the round is {_state(life)}"
+            life.suspensions -= 1
         case RoundReshaken():
-            if rnd.phase != "closed":
-                return f"round.reshaken while the round is {_state(rnd)}"
+            if not isinstance(life, Closed):
+                return f"round.reshaken while the round is {_state(life)}"
         case RoundResult(dice=dice, discs=discs, at=at):
-            if rnd.phase != "closed" or rnd.suspensions:
-                return f"round.result while the round is {_state(rnd)}"
-            outcome = _outcome(rnd.game, dice, discs, "result")
+            if not isinstance(life, Closed) or life.suspensions:
+                return f"round.result while the round is {_state(life)}"
+            outcome = _outcome(life.game, dice, discs, "result")
             if isinstance(outcome, str):
                 return outcome
-            rnd.phase = "result"
-            rnd.fate_at = at
-            rnd.result = decisions.result(rnd, dice, discs)
+            result = decisions.result(rnd, life.game, at, dice, discs)
+            rnd.life = Settled(
+                life.game, life.ordinal, life.last_seq, decision=decision, fate_at=at, result=result
+            )
         case RoundCancelled(at=at):
-            if final:
-                return f"round.cancelled after the round is {rnd.phase}"
-            rnd.phase = "cancelled"
-            rnd.fate_at = at
+            if not isinstance(life, Open | Closed):
+                return f"round.cancelled after the round is {life.phase}"
+            closed_at = life.last_seq if isinstance(life, Closed) else None
+            rnd.life = Cancelled(
+                life.game, life.ordinal, life.suspensions, closed_at, decision=decision, fate_at=at
+            )
         case RoundCorrected(dice=dice, discs=discs):
-            if rnd.phase != "result":
-                return f"round.corrected while the round is {_state(rnd)}"
-            outcome = _outcome(rnd.game, dice, discs, "correction")
+            if not isinstance(life, Settled):
+                return f"round.corrected while the round is {_state(life)}"
+            outcome = _outcome(life.game, dice, discs, "correction")
             if isinstance(outcome, str):
                 return outcome
-            if outcome == rnd.outcome:
+            if outcome == life.outcome:
                 return f"round.corrected to the outcome the round already has ({list(outcome)})"
-            _amend(rnd, event, dice, discs, odds_board(rnd.game, outcome))
+            _amend(life, event, dice, discs, odds_board(life.game, outcome))
         case RoundVoided():
-            if rnd.phase != "result":
-                return f"round.voided while the round is {_state(rnd)}"
-            rnd.phase = "voided"
-            _amend(rnd, event, None, None, None)
+            if not isinstance(life, Settled):
+                return f"round.voided while the round is {_state(life)}"
+            _amend(life, event, None, None, None)
+            rnd.life = Voided(
+                life.game,
+                life.ordinal,
+                life.last_seq,
+                decision=life.decision,
+                fate_at=life.fate_at,
+                result=life.result,
+                corrections=life.corrections,
+            )
         case _:
             assert_never(event)
     return None
@@ -95,15 +118,15 @@ def _outcome(game: str, dice: Dice | None, discs: Discs | None, what: str) -> Ou
 
 
 def _amend(
-    rnd: Round,
+    life: Settled,
     event: RoundCorrected | RoundVoided,
     dice: Dice | None,
     discs: Discs | None,
     odds: OddsBoard | None,
 ) -> None:
-    rnd.corrections.append(
+    life.corrections.append(
         Correction(
-            n=len(rnd.corrections) + 1,
+            n=len(life.corrections) + 1,
             dice=dice,
             discs=discs,
             odds=odds,
@@ -114,7 +137,10 @@ def _amend(
     )
 
 
-def _state(rnd: Round) -> str:
-    names = {"open": "open for bets", "closed": "closed for bets"}
-    state = names.get(rnd.phase, rnd.phase)
-    return f"{state} and suspended" if rnd.suspensions else state
+_NAMES: dict[str, str] = {"open": "open for bets", "closed": "closed for bets"}
+
+
+def _state(life: Life) -> str:
+    state = _NAMES.get(life.phase, life.phase)
+    suspended = isinstance(life, Open | Closed | Cancelled) and life.suspensions
+    return f"{state} and suspended" if suspended else state

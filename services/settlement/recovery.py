@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from services.settlement import state
+from services.settlement import rebuild, state
 from services.settlement.fold import Fold
 from services.settlement.state import StateError
 from services.signing.signature import NO_KEYS, TableKeys
@@ -114,7 +114,7 @@ def _restore(
     try:
         position = state.read_position(raw)
         entries = {key: value for key, value in log.items() if key != state.TASK_KEY}
-        fold = state.restore(entries, horizon, keys=keys)
+        fold = rebuild.fold_of(entries, horizon, keys=keys)
     except StateError as error:
         return str(error)
     at = {"rounds": position.rounds, "bets": position.bets}

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Final
+from typing import ClassVar, Final
 
 from schemas.events import AnyEvent, BetPlaced, Dice, Discs, Phase
 from schemas.records import Settlement
 from services.games import Odds, Outcome, Pick
 from services.statistics.board import Board
-
-"""Where a round is in its life cycle; a bet may come in any phase, even before `open`."""
-FINAL: Final = frozenset({"result", "cancelled", "voided"})
-"""The phases of a decided round: a bet of such a round is decided as it comes."""
 
 OddsBoard = Mapping[tuple[str, Pick], Odds]
 """Every wager's odds on one outcome, by (kind, pick)."""
@@ -84,59 +80,141 @@ class Correction:
         self.at = at
 
 
-class Round:
-    """One round: its life-cycle state, the bets read for it, and those still waiting."""
+class Unopened:
+    """Bets were read for the round, its `round.opened` not yet (a bet may come in any phase)."""
 
-    __slots__ = (
-        "corrections",
-        "decision",
-        "event_ids",
-        "fate_at",
-        "game",
-        "last_seq",
-        "ordinal",
-        "phase",
-        "result",
-        "round_id",
-        "seqs",
-        "suspensions",
-        "table_id",
-        "waiting",
-    )
+    __slots__ = ()
+    phase: ClassVar[Phase] = "unopened"
+
+
+class Open:
+    """Opened by `round.opened` (its game, and its place among the table's rounds): taking bets;
+    suspended while `suspensions` is above 0."""
+
+    __slots__ = ("game", "ordinal", "suspensions")
+    phase: ClassVar[Phase] = "open"
+
+    def __init__(self, game: str, ordinal: int, suspensions: int = 0) -> None:
+        self.game = game
+        self.ordinal = ordinal
+        self.suspensions = suspensions
+
+
+class Closed:
+    """Closed for bets after seq `last_seq`, its fate to come (it may be reshaken)."""
+
+    __slots__ = ("game", "last_seq", "ordinal", "suspensions")
+    phase: ClassVar[Phase] = "closed"
+
+    def __init__(self, game: str, ordinal: int, suspensions: int, last_seq: int) -> None:
+        self.game = game
+        self.ordinal = ordinal
+        self.suspensions = suspensions
+        self.last_seq = last_seq
+
+
+class Cancelled:
+    """Decided by `round.cancelled` (the how-manieth of its table, `decision`), at `fate_at`:
+    every bet refunded. `last_seq` is None when it was cancelled open for bets."""
+
+    __slots__ = ("decision", "fate_at", "game", "last_seq", "ordinal", "suspensions")
+    phase: ClassVar[Phase] = "cancelled"
+
+    def __init__(
+        self,
+        game: str,
+        ordinal: int,
+        suspensions: int,
+        last_seq: int | None,
+        *,
+        decision: int,
+        fate_at: str,
+    ) -> None:
+        self.game = game
+        self.ordinal = ordinal
+        self.suspensions = suspensions
+        self.last_seq = last_seq
+        self.decision = decision
+        self.fate_at = fate_at
+
+
+class Resulted:
+    """Decided by `round.result` (the how-manieth of its table, `decision`), at `fate_at`: its
+    bets settled against `result`, and adjusted for each correction since, in table order."""
+
+    __slots__ = ("corrections", "decision", "fate_at", "game", "last_seq", "ordinal", "result")
+
+    def __init__(
+        self,
+        game: str,
+        ordinal: int,
+        last_seq: int,
+        *,
+        decision: int,
+        fate_at: str,
+        result: Result,
+        corrections: list[Correction] | None = None,
+    ) -> None:
+        self.game = game
+        self.ordinal = ordinal
+        self.last_seq = last_seq
+        self.decision = decision
+        self.fate_at = fate_at
+        self.result = result
+        self.corrections = corrections or []  # n is the index plus one
+
+    @property
+    def outcome(self) -> Outcome:
+        """The outcome as last corrected (a void keeps it)."""
+        for c in reversed(self.corrections):
+            if c.odds is not None:
+                outcome = outcome_of(c.dice, c.discs)
+                assert outcome is not None, "a correction carries dice or discs"
+                return outcome
+        outcome = outcome_of(self.result.dice, self.result.discs)
+        assert outcome is not None, "a result carries dice or discs"
+        return outcome
+
+
+class Settled(Resulted):
+    """A round with a result, open to corrections and a void."""
+
+    __slots__ = ()
+    phase: ClassVar[Phase] = "result"
+
+
+class Voided(Resulted):
+    """A round with a result, voided after it: its last correction is the void, and it is final."""
+
+    __slots__ = ()
+    phase: ClassVar[Phase] = "voided"
+
+
+Life = Unopened | Open | Closed | Settled | Voided | Cancelled
+"""Where a round is in its life cycle, and what that phase knows of it."""
+Opened = Open | Closed | Settled | Voided | Cancelled
+"""A round its `round.opened` was read for: its game and ordinal are known."""
+Decided = Settled | Voided | Cancelled
+"""A decided round: a bet of it is decided as it is read."""
+DECIDED: Final = (Settled, Voided, Cancelled)
+
+
+class Round:
+    """One round: where it is in its life cycle, the bets read for it, and those still waiting."""
+
+    __slots__ = ("event_ids", "life", "round_id", "seqs", "table_id", "waiting")
 
     def __init__(self, table_id: str, round_id: str) -> None:
         self.table_id = table_id
         self.round_id = round_id
-        self.game = ""
-        self.ordinal = -1
-        self.decision = -1  # the how-manieth round of its table to be decided, once it is
-        self.phase: Phase = "unopened"
-        self.suspensions = 0
-        self.last_seq = -1
+        self.life: Life = Unopened()
         self.event_ids: set[str] = set()
-        self.result: Result | None = None  # set with the result, None for any other phase
-        self.fate_at = ""
         self.seqs: dict[int, str] = {}  # the bet of each seq: every bet read for it
         self.waiting: list[BetPlaced] = []
-        self.corrections: list[Correction] = []  # in table order; n is the index plus one
 
     @property
-    def dice(self) -> Dice | None:
-        """The dice of the round's first result, if it has one with dice."""
-        return None if self.result is None else self.result.dice
-
-    @property
-    def discs(self) -> Discs | None:
-        """The discs of the round's first result, if it has one with discs."""
-        return None if self.result is None else self.result.discs
-
-    @property
-    def outcome(self) -> Outcome | None:
-        """The round's outcome as last corrected (a void keeps it); None before a result."""
-        for c in reversed(self.corrections):
-            if c.odds is not None:
-                return outcome_of(c.dice, c.discs)
-        return outcome_of(self.dice, self.discs)
+    def phase(self) -> Phase:
+        return self.life.phase
 
 
 class Table:

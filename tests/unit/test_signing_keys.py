@@ -18,7 +18,7 @@ from services.audit.compare import outputs
 from services.audit.judge import judge
 from services.audit.window import Kept
 from services.publisher import InvalidEvent, Table, prepare
-from services.settlement import capture, state
+from services.settlement import capture, rebuild
 from services.settlement.fold import Fold
 from services.signing.command import new
 from services.signing.keys import (
@@ -241,7 +241,7 @@ def test_a_restored_fold_checks_signatures_with_the_keys_it_is_given() -> None:
     fold.feed("bets", bet(1))
     fold.feed("rounds", round_event("betting_closed", last_seq=1))
     entries = dict(e for e in capture.Layout().changes(fold) if e[1] is not None)
-    restored = state.restore(entries, fold.horizon, keys={"T1": (KEY_T1.public_key(),)})
+    restored = rebuild.fold_of(entries, fold.horizon, keys={"T1": (KEY_T1.public_key(),)})
     (rejected,) = restored.feed("rounds", round_event("result", dice=[6, 5, 1]))
     assert isinstance(rejected, Rejected) and rejected.reason == "bad_signature"
     (settlement,) = restored.feed("rounds", signed_event("result", dice=[6, 5, 1]))

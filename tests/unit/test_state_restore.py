@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.codec import encode
-from services.settlement import capture, state
+from services.settlement import capture, rebuild, state
 from services.settlement.fold import Fold
 from services.settlement.state import StateError
 from services.simulation.streams import Profile, generate, interleave
@@ -64,7 +64,7 @@ def test_restoring_after_any_batch_gives_the_records_of_the_uninterrupted_fold(
     for n, batch in enumerate(batches[:cut]):
         assert _feed(first, batch) == expected[n]
         _apply(log, layout.changes(first))
-    restored = state.restore(log, horizon=horizon)
+    restored = rebuild.fold_of(log, horizon=horizon)
     assert restored.pending == first.pending
     layout = capture.Layout.of(log)
     for n, batch in enumerate(batches[cut:], start=cut):
@@ -78,7 +78,7 @@ def test_restoring_after_any_batch_gives_the_records_of_the_uninterrupted_fold(
         encode(b) for b in whole.waiting()
     )
     # the changelog kept is the state itself: restoring it again gives the same bytes
-    again = state.restore(log, horizon=horizon)
+    again = rebuild.fold_of(log, horizon=horizon)
     assert capture.Layout().snapshot(again) == capture.Layout().snapshot(restored)
 
 
@@ -122,7 +122,7 @@ def test_a_round_with_many_bets_is_kept_in_segments_of_bounded_size() -> None:
     segments = [v for k, v in entries if msgspec.json.decode(k)[0] == "bets"]
     assert len(segments) >= 2
     assert all(v is not None and len(v) < state.SEGMENT_BYTES + 2048 for v in segments)
-    restored = state.restore(dict(e for e in entries if e[1] is not None), horizon=200)  # type: ignore[misc]
+    restored = rebuild.fold_of(dict(e for e in entries if e[1] is not None), horizon=200)  # type: ignore[misc]
     assert restored.pending == 6000
     assert [b.bet_id for b in restored.waiting()] == [f"B{n}" for n in range(1, 6001)]
 
@@ -156,28 +156,28 @@ def test_a_state_value_of_an_unknown_version_is_refused() -> None:
     key = state.round_key("T1", "R1")
     log[key] = log[key].replace(b'"v":1', b'"v":2', 1)
     with pytest.raises(StateError, match="format version 2"):
-        state.restore(log, horizon=200)
+        rebuild.fold_of(log, horizon=200)
 
 
 def test_an_unreadable_state_value_is_refused() -> None:
     log = _log_of_one_round()
     log[state.table_key("T1")] = b"\x00garbage"
     with pytest.raises(StateError, match="unreadable state record"):
-        state.restore(log, horizon=200)
+        rebuild.fold_of(log, horizon=200)
 
 
 def test_a_round_whose_bets_are_lost_is_refused() -> None:
     log = _log_of_one_round()
     del log[state.bets_key("T1", "R1", 0)]
     with pytest.raises(StateError, match="bets 0 lost"):
-        state.restore(log, horizon=200)
+        rebuild.fold_of(log, horizon=200)
 
 
 def test_a_value_under_another_key_is_refused() -> None:
     log = _log_of_one_round()
     log[state.table_key("T2")] = log[state.table_key("T1")]
     with pytest.raises(StateError, match="value of another key"):
-        state.restore(log, horizon=200)
+        rebuild.fold_of(log, horizon=200)
 
 
 def test_a_snapshot_restores_the_same_fold_as_its_changelog() -> None:
@@ -190,8 +190,8 @@ def test_a_snapshot_restores_the_same_fold_as_its_changelog() -> None:
     run(rounds(round_event("result", dice=[2, 2, 5])), fold)
     _apply(log, layout.changes(fold))
     whole = capture.Layout().snapshot(fold)
-    assert capture.Layout().snapshot(state.restore(log, horizon=200)) == whole
-    restored = state.restore(dict(whole), horizon=200)  # type: ignore[arg-type]
+    assert capture.Layout().snapshot(rebuild.fold_of(log, horizon=200)) == whole
+    restored = rebuild.fold_of(dict(whole), horizon=200)  # type: ignore[arg-type]
     assert capture.Layout().snapshot(restored) == whole
 
 
@@ -213,7 +213,7 @@ def _with_bets(log: dict[bytes, bytes], lines: list[bytes]) -> dict[bytes, bytes
 
 def test_a_decided_rounds_bets_are_restored_for_repeats_in_reading_order() -> None:
     log = _log_of_one_decided_round()
-    restored = state.restore(log, horizon=200)
+    restored = rebuild.fold_of(log, horizon=200)
     rnd = restored.tables["T1"].rounds["R1"]
     assert list(rnd.seqs.items()) == [(1, "B1"), (2, "B2"), (3, "B3")]
     assert restored.pending == 0
@@ -228,13 +228,13 @@ def test_a_decided_rounds_bets_segment_holding_a_round_event_is_refused() -> Non
     lines = [bytes(line) for line in segment.bets]
     lines[1] = round_event("opened", game="sicbo")
     with pytest.raises(StateError, match="round 'R1' is unreadable"):
-        state.restore(_with_bets(log, lines), horizon=200)
+        rebuild.fold_of(_with_bets(log, lines), horizon=200)
     lines[1] = round_event("opened", game="sicbo", bet_id="B2", seq=2)  # shaped like a bet
     with pytest.raises(StateError, match="holds a round event"):
-        state.restore(_with_bets(log, lines), horizon=200)
+        rebuild.fold_of(_with_bets(log, lines), horizon=200)
 
 
 def test_a_decided_rounds_unreadable_bet_is_refused() -> None:
     log = _log_of_one_decided_round()
     with pytest.raises(StateError, match="is unreadable"):
-        state.restore(_with_bets(log, [b'{"type":"bet.placed","seq":1}']), horizon=200)
+        rebuild.fold_of(_with_bets(log, [b'{"type":"bet.placed","seq":1}']), horizon=200)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.codec import encode
-from services.settlement import capture, state
+from services.settlement import capture, rebuild, state
 from services.settlement.fold import Fold
 from services.simulation.streams import Profile, generate, interleave
 from tests.unit.builders import bet, round_event, rounds, run
@@ -35,7 +35,7 @@ def _restored(topic: list[state.Entry], horizon: int) -> tuple[Fold, int]:
     start = state.read_position(log.pop(state.TASK_KEY)).snapshot
     entries = _live(topic, start)
     entries.pop(state.TASK_KEY, None)
-    return state.restore(entries, horizon=horizon), start
+    return rebuild.fold_of(entries, horizon=horizon), start
 
 
 def _feed(fold: Fold, batch: list[tuple[str, bytes]]) -> list[bytes]:
@@ -74,7 +74,7 @@ def test_a_restore_from_where_every_part_was_written_again_goes_on_as_the_uninte
     everything = _live(topic)
     del everything[state.TASK_KEY]
     assert capture.Layout().snapshot(
-        state.restore(everything, horizon=horizon)
+        rebuild.fold_of(everything, horizon=horizon)
     ) == capture.Layout().snapshot(restored)
     for n, batch in enumerate(batches[cut:], start=cut):
         assert _feed(restored, batch) == expected[n]
@@ -97,7 +97,7 @@ def test_a_round_written_whole_joins_its_small_segments_and_tombstones_the_rest(
     assert dict(part)[state.bets_key("T1", "R1", 0)] is not None
     assert [dict(part)[state.bets_key("T1", "R1", k)] for k in range(1, 5)] == [None] * 4
     topic.extend(part)
-    restored = state.restore(_live(topic), horizon=200)
+    restored = rebuild.fold_of(_live(topic), horizon=200)
     assert [b.bet_id for b in restored.waiting()] == [f"B{n}" for n in range(1, 6)]
 
 

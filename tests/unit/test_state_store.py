@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.codec import encode
-from services.settlement import capture, state, store
+from services.settlement import capture, rebuild, state, store
 from services.settlement.fold import Fold
 from services.settlement.store import Found, Store
 from services.simulation.streams import Profile, generate, interleave
@@ -56,7 +56,7 @@ def _restore(topic: list[state.Entry], horizon: int, floor: int) -> tuple[Fold, 
     )
     shop = Store.restored(found, None, entries, _offsets(topic, position.snapshot))
     shop.floor = floor
-    return state.restore(entries, horizon=horizon), shop
+    return rebuild.fold_of(entries, horizon=horizon), shop
 
 
 def _write(topic: list[state.Entry], shop: Store, fold: Fold, n: int, credit: int = 0) -> None:
