@@ -21,23 +21,29 @@
 
 Each measured run (the pipeline, each projection) starts on a quiet machine (`quiesce`): what the
 step before wrote flushed to disk, and no autovacuum worker of its database left running.
+
+With `CROUPIER_BENCH_READSIDE_BASE=<git ref>` (or `--base <git ref>`), steps 2 to 4 run for the
+code at that ref (old, a worktree in .data/ab, as `make bench-ab`) and for this work tree (new),
+taking turns over the same settled outputs (tests/bench/readside_ab.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import http.client
 import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
@@ -51,12 +57,15 @@ from services.partitioner import partition_of
 from services.ports import free_port
 from services.settings import Settings
 from tests.bench.meters import cpu_seconds, rss_bytes
-from tests.bench.pipeline import rate, start, stop
+from tests.bench.pipeline import SAYS_WHERE, imported_from, rate, start, stop
 from tests.bench.readside_figures import readside_figures
 from tests.bench.results import Run
 from tests.database import fresh_url
 from tests.kafka import create_topics, delete_topics, environment, isolated_settings
 from tests.tokens import ED, bearer, token, write_jwks
+
+if TYPE_CHECKING:
+    from tests.bench.ab import Side
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "test-output" / "bench-readside"
@@ -76,6 +85,56 @@ QUERIES = 300
 
 def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def croupier(
+    args: list[str], name: str, env: dict[str, str], side: Side | None = None
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """A `croupier` command of this repository, or of a side's checkout (its log then says where
+    its `services` came from: `checked`); the process and its log."""
+    if side is None:
+        return start(["-m", "services.cli", *args], name, LOGS, env), LOGS / f"{name}.log"
+    name = f"{side.name}-{name}"
+    env = env | {"PYTHONPATH": str(side.code), "PYTHONUNBUFFERED": "1"}
+    return start(["-c", SAYS_WHERE, *args], name, LOGS, env, cwd=side.code), LOGS / f"{name}.log"
+
+
+def checked(side: Side | None, logs: list[Path]) -> None:
+    """Fail the run when a process of a side imported another checkout's `services`."""
+    if side is not None:
+        for log in logs:
+            side.check_import(imported_from(log))
+
+
+MIGRATE = (
+    "import sys\n"
+    "from services.history.migrate import upgrade\n"
+    "from services.history.store import connect\n"
+    "engine = connect(sys.argv[1])\n"
+    "upgrade(engine)\n"
+    "engine.dispose()\n"
+)
+"""The schema of the code on PYTHONPATH, made in a database (its URL the first argument)."""
+
+
+def migrate(database: str, side: Side | None) -> None:
+    """The database at the newest schema of this code, or of a side's (each code its own
+    migrations: the new code's would leave a database the old code does not know)."""
+    if side is None:
+        engine = connect(database)
+        upgrade(engine)
+        engine.dispose()
+        return
+    env = dict(os.environ) | {"PYTHONPATH": str(side.code)}
+    done = subprocess.run(
+        [sys.executable, "-c", MIGRATE, database],
+        cwd=side.code,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {side.name} code's migrations failed: {done.stderr[-2000:]}")
 
 
 def _head(table: str, round_id: str, at: str) -> str:
@@ -247,9 +306,9 @@ class Metered:
 class Progress:
     """Where the projector is: bets projected, and whether every partition is at its end."""
 
-    def __init__(self, s: Settings, database: str) -> None:
+    def __init__(self, s: Settings, database: str, side: Side | None = None) -> None:
+        migrate(database, side)
         self.engine = connect(database)
-        upgrade(self.engine)
         topics = [s.topic_accepted, s.topic_table_stats, s.topic_rejected]
         self.consumer = KafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level="read_committed")
         self.parts = [TopicPartition(t, p) for t in topics for p in range(PARTITIONS)]
@@ -277,23 +336,26 @@ class Progress:
         self.engine.dispose()
 
 
-def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str, Any]:
+def project(
+    s: Settings, database: str, total: int, shards: int = 1, side: Side | None = None
+) -> dict[str, Any]:
     """Run `shards` projector processes (sharing the partitions) over everything; bets/s, the
     processor time a bet, and RSS at every million (the largest of the processes)."""
     env = environment(s) | {
         "DATABASE_URL": database,
         "CROUPIER_API_PROJECTOR_SHARDS": str(shards),
     }
-    progress = Progress(s, database)
-    procs = [
-        start(
-            ["-m", "services.cli", "projector", "--loglevel", "info"],
+    progress = Progress(s, database, side)
+    started = [
+        croupier(
+            ["projector", "--loglevel", "info"],
             f"projector-{n}" if shards > 1 else "projector",
-            LOGS,
             env | {"CROUPIER_API_PROJECTOR_SHARD": str(n)},
+            side,
         )
         for n in range(shards)
     ]
+    procs = [proc for proc, _ in started]
     rss: dict[int, float] = {}
     first: tuple[float, int] | None = None
     metered = Metered(procs, ("postgres", "java"))
@@ -330,18 +392,16 @@ def project(s: Settings, database: str, total: int, shards: int = 1) -> dict[str
     finally:
         stop(procs)
         progress.close()
+        checked(side, [log for _, log in started])
 
 
-def restart(s: Settings, database: str) -> tuple[float, str]:
+def restart(s: Settings, database: str, side: Side | None = None) -> tuple[float, str]:
     """Seconds from starting a projector to caught up (nothing new to read), and the times of
     its steps as it logged them."""
     env = environment(s) | {"DATABASE_URL": database}
-    progress = Progress(s, database)
+    progress = Progress(s, database, side)
     began = time.monotonic()
-    proc = start(
-        ["-m", "services.cli", "projector", "--loglevel", "info"], "projector-again", LOGS, env
-    )
-    log = LOGS / "projector-again.log"
+    proc, log = croupier(["projector", "--loglevel", "info"], "projector-again", env, side)
     try:
         # ready: it has resumed from the stored positions and follows the topics
         while "projecting" not in log.read_text() or not progress.caught_up():
@@ -355,6 +415,7 @@ def restart(s: Settings, database: str) -> tuple[float, str]:
     finally:
         stop([proc])
         progress.close()
+        checked(side, [log])
 
 
 def percentiles(times: list[float]) -> str:
@@ -439,9 +500,10 @@ def settle(database: str) -> float:
 
 
 def queries(
-    s: Settings, database: str, big_round: str
+    s: Settings, database: str, big_round: str, side: Side | None = None
 ) -> tuple[dict[str, str], dict[str, list[float]]]:
-    """The queries' figures as printed, and each group's times."""
+    """The queries' figures as printed, and each group's times. For a side's API, a group whose
+    request fails is printed as failed and left out of the times (the others still run)."""
     LOGS.mkdir(parents=True, exist_ok=True)
     jwks = write_jwks(LOGS / "jwks.json", ED)
     env = environment(s) | {
@@ -452,9 +514,7 @@ def queries(
     port = int(env["CROUPIER_API_PORT"])
     engine = connect(database)
     blocks = Blocks(engine)  # before the API's sessions begin, which time their reads then
-    proc = start(
-        ["-m", "services.cli", "api", "--serve-only", "--loglevel", "warning"], "api", LOGS, env
-    )
+    proc, log = croupier(["api", "--serve-only", "--loglevel", "warning"], "api", env, side)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -467,11 +527,12 @@ def queries(
                 time.sleep(0.2)
         times: dict[str, list[float]] = {}
         with Activity(engine) as activity:
-            answers = _answers(conn, big_round, blocks, times)
+            answers = _answers(conn, big_round, blocks, times, lenient=side is not None)
         return answers | {"the server meanwhile": str(activity)}, times
     finally:
         stop([proc])
         engine.dispose()
+        checked(side, [log])
 
 
 class Blocks:
@@ -518,49 +579,100 @@ def _answers(
     big_round: str,
     blocks: Blocks,
     times: dict[str, list[float]],
+    *,
+    lenient: bool = False,
 ) -> dict[str, str]:
     """p50/p99 of the three queries, after one of each to check its answer; the blocks each
-    group read from outside the server's buffers."""
+    group read from outside the server's buffers. `lenient`: a group whose request fails is
+    printed as failed (its first failure) and the next group runs."""
     figures: dict[str, str] = {}
 
     def group(name: str, took: list[float]) -> None:
         figures[name] = f"{percentiles(took)}; {blocks.since()}"
         times[name] = took
 
-    player = "P00007"
-    _, page = timed(conn, f"/players/{player}/bets?limit=50")
-    assert page["total"] == 10_000, page["total"]
-    blocks.mark()
-    firsts = [timed(conn, f"/players/{player}/bets?limit=50")[0] for _ in range(QUERIES)]
-    group("history first page (50 of 10,000)", firsts)
-    deep: list[float] = []
-    cursor = page["next_cursor"]
-    while len(deep) < QUERIES and cursor:
-        took, page = timed(conn, f"/players/{player}/bets?limit=50&cursor={cursor}")
-        deep.append(took)
-        cursor = page["next_cursor"]
-    group("history page by cursor", deep)
-    table = big_round.split("-")[0]
-    took, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
-    assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
-    blocks.mark()
-    recalls = [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
-    group("round recall, 10,000 bets", recalls)
-    _, whole = timed(conn, "/report")
-    assert sum(row["bets"] for row in whole["money"]) == BETS, "the report counts every bet"
-    blocks.mark()
-    reports = [timed(conn, "/report")[0] for _ in range(QUERIES // 10)]
-    group(f"report, every table ({QUERIES // 10})", reports)
+    for name, run in _groups(conn, big_round, blocks):
+        try:
+            group(name, run())
+        except AssertionError as error:
+            if not lenient:
+                raise
+            figures[name] = f"FAILED: {str(error)[:300]}"
+            say(f"  {name}: FAILED: {str(error)[:300]}")
+            blocks.mark()
     return figures
 
 
-def main() -> int:
-    saving = Run("bench-readside")
+def _groups(
+    conn: http.client.HTTPConnection, big_round: str, blocks: Blocks
+) -> Iterator[tuple[str, Any]]:
+    """The groups of queries in their order, by name, each a call that times its requests."""
+    player = "P00007"
+    first: dict[str, Any] = {}
+
+    def firsts() -> list[float]:
+        _, page = timed(conn, f"/players/{player}/bets?limit=50")
+        assert page["total"] == 10_000, page["total"]
+        first["page"] = page
+        blocks.mark()
+        return [timed(conn, f"/players/{player}/bets?limit=50")[0] for _ in range(QUERIES)]
+
+    def deep() -> list[float]:
+        took: list[float] = []
+        cursor = first["page"]["next_cursor"] if "page" in first else None
+        if cursor is None:
+            _, page = timed(conn, f"/players/{player}/bets?limit=50")
+            cursor = page["next_cursor"]
+            blocks.mark()
+        while len(took) < QUERIES and cursor:
+            try:
+                seconds, page = timed(conn, f"/players/{player}/bets?limit=50&cursor={cursor}")
+            except AssertionError as error:
+                raise AssertionError(f"page {len(took) + 2} by cursor: {error}") from error
+            took.append(seconds)
+            cursor = page["next_cursor"]
+        return took
+
+    table = big_round.split("-")[0]
+
+    def recalls() -> list[float]:
+        _, recall = timed(conn, f"/tables/{table}/rounds/{big_round}")
+        assert len(recall["bets"]) == BIG_ROUND, len(recall["bets"])
+        blocks.mark()
+        return [timed(conn, f"/tables/{table}/rounds/{big_round}")[0] for _ in range(QUERIES)]
+
+    def reports() -> list[float]:
+        _, whole = timed(conn, "/report")
+        assert sum(row["bets"] for row in whole["money"]) == BETS, "the report counts every bet"
+        blocks.mark()
+        return [timed(conn, "/report")[0] for _ in range(QUERIES // 10)]
+
+    yield "history first page (50 of 10,000)", firsts
+    yield "history page by cursor", deep
+    yield "round recall, 10,000 bets", recalls
+    yield f"report, every table ({QUERIES // 10})", reports
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.bench.readside", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--base",
+        default=os.environ.get("CROUPIER_BENCH_READSIDE_BASE", ""),
+        help="the git ref of the old code: its projectors and API against this work tree's, in "
+        "turns over the same settled outputs (CROUPIER_BENCH_READSIDE_BASE)",
+    )
+    args = parser.parse_args(argv)
     s = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
     create_topics(s)
     empty_settings = isolated_settings(BOOTSTRAP, partitions=PARTITIONS)
     try:
-        return measure(s, empty_settings, saving)
+        if args.base:
+            from tests.bench.readside_ab import measure_ab
+
+            return measure_ab(args.base, s, empty_settings, Run("bench-readside-ab"))
+        return measure(s, empty_settings, Run("bench-readside"))
     finally:  # some 15 GB of topics at 10,000,000 bets: a few runs would fill the disk
         delete_topics(s)
         delete_topics(empty_settings)
@@ -589,7 +701,9 @@ def quiesce(limit_s: float = 120.0) -> None:
     )
 
 
-def measure(s: Settings, empty_settings: Settings, saving: Run) -> int:
+def settled_pipeline(s: Settings) -> tuple[int, int, str, float, list[float]]:
+    """Step 1: the bets published and settled by croupier's workers; (bets, round events, the
+    big round, settled bets/s, the processor time a bet of the workers and of Kafka)."""
     say(f"publishing {BETS:,} bets ...")
     bets, events, big_round = preload(s)
     quiesce()
@@ -614,6 +728,11 @@ def measure(s: Settings, empty_settings: Settings, saving: Run) -> int:
     finally:
         stop(procs)
     say(f"  pipeline: {pipeline:,.0f} settled bets/s")
+    return bets, events, big_round, pipeline, pipeline_us
+
+
+def measure(s: Settings, empty_settings: Settings, saving: Run) -> int:
+    bets, events, big_round, pipeline, pipeline_us = settled_pipeline(s)
     with ExitStack() as stack:
         full = stack.enter_context(fresh_url("postgresql", ROOT / "test-output"))
         quiesce()
