@@ -23,7 +23,8 @@ _CREDIT: Final = msgspec.json.Decoder(Credit)
 
 
 class Wallet:
-    """Balances per (player, currency); each settlement_id or refund_id is credited at most once."""
+    """Balances per (player, currency); each settlement, refund or adjustment id is credited at
+    most once."""
 
     def __init__(self) -> None:
         self.balances: dict[Account, int] = {}
@@ -52,7 +53,7 @@ class Wallet:
         return True
 
     def apply_raw(self, raw: bytes) -> bool:
-        """`apply` for a message of `settlements` or `refunds` as read from Kafka."""
+        """`apply` for a message of `settlements`, `refunds` or `adjustments` as read from Kafka."""
         return self.apply(_CREDIT.decode(raw))
 
     def apply_all(self, records: Iterable[Credit]) -> int:
