@@ -93,7 +93,7 @@ cluster-down: ## stop the three-node cluster (KAFKA_WIPE=1 also deletes its data
 cluster-status: $(STAMP) ## the cluster's nodes, quorum leader and under-replicated partitions
 	PYTHON=$(BIN)/python bash deploy/kafka/cluster.sh status
 
-topics: $(STAMP) ## create or check the topics (idempotent)
+topics: $(STAMP) ## create the missing topics and bring the existing ones' settings to plan (idempotent)
 	$(BIN)/croupier topics
 
 worker: $(STAMP) ## run one stream processor in the foreground (start several to share the work)

@@ -10,7 +10,17 @@ from typing import Any
 def add(commands: Any) -> None:
     """Register the operator's commands."""
     topics = commands.add_parser(
-        "topics", help="create the topics, or check the existing ones (idempotent)"
+        "topics",
+        help="create the missing topics and bring the existing ones' settings to plan (idempotent)",
+        description="Create every topic of the plan (services/topics.py) that is missing, with its "
+        "partitions and settings; on the topics that exist, set every planned setting that "
+        "differs (settings outside the plan stay as they are) and print each change, when the "
+        "client may alter topic configs (the admin may; otherwise it says what it could not set). "
+        "Partitions and replicas are never changed: too few is printed with the command that adds "
+        "them. A second run changes nothing. Exit 1 when running would be unsafe (rounds and bets "
+        "not co-partitioned, accepted or settlement-state with fewer partitions than the inputs) "
+        "or Kafka cannot be reached, 2 when the brokers refuse to describe the topics or to "
+        "create a missing one.",
     )
     topics.set_defaults(run=_topics)
 
