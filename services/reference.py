@@ -8,6 +8,7 @@ when a committed copy differs from what this writes now.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import types
 import typing
@@ -22,9 +23,14 @@ from pydantic_settings import BaseSettings
 from services.metric import Family
 
 GENERATED: Final = (
-    "<!-- Generated from the code by `make reference` (python -m services.reference "
+    "<!-- Generated from the code by `make reference` (python -m services.reference\n"
     "docs/reference): do not edit by hand. -->"
 )
+WIDTH: Final = 100
+"""Characters a line of prose may take (a word longer than that has a line of its own)."""
+BLOCK_START: Final = re.compile(r"([-+*]|[-=]+|\d{1,9}[.)]|#{1,6}|>.*|\|.*|<.*|`{3,}.*|~{3,}.*)$")
+"""A word that, first on a line, would start a block (a list, a heading, a quote, a table, code)
+instead of going on with the paragraph."""
 
 
 def _text(text: object) -> str:
@@ -32,6 +38,21 @@ def _text(text: object) -> str:
     HTML tag)."""
     parts = " ".join(str(text).split()).split("`")
     return "`".join(p if n % 2 else p.replace("<", "&lt;") for n, p in enumerate(parts))
+
+
+def paragraph(text: object) -> str:
+    """`_text` wrapped at WIDTH; a line never starts with a word that would start a block."""
+    lines: list[list[str]] = [[]]
+    for word in _text(text).split(" "):
+        line = lines[-1]
+        if line and len(" ".join(line)) + 1 + len(word) > WIDTH:
+            moved = [word]
+            while len(line) > 1 and BLOCK_START.match(moved[0]):
+                moved.insert(0, line.pop())
+            lines.append(moved)
+        else:
+            line.append(word)
+    return "\n".join(" ".join(line) for line in lines)
 
 
 def _cell(text: object) -> str:
@@ -114,7 +135,7 @@ def settings() -> str:
             "",
             f"## {kind.__name__}",
             "",
-            f"{_text(kind.__doc__ or '')} Read by {used_by}.",
+            paragraph(f"{kind.__doc__ or ''} Read by {used_by}."),
         ]
         lines += [""]
         rows = []
@@ -171,13 +192,13 @@ def cli() -> str:
         "",
         GENERATED,
         "",
-        f"`croupier COMMAND ...`: {top.description}",
+        paragraph(f"`croupier COMMAND ...`: {top.description}"),
         "",
     ]
     for name, help_, sub in _commands(top, "croupier"):
-        lines += [f"## `{name}`", "", _text(help_), ""]
+        lines += [f"## `{name}`", "", paragraph(help_), ""]
         if sub.description:
-            lines += [_text(sub.description), ""]
+            lines += [paragraph(sub.description), ""]
         sub.formatter_class = _wide  # the same usage lines in any terminal
         lines += ["```", sub.format_usage().strip(), "```", ""]
         arguments = [
@@ -228,7 +249,7 @@ def metrics() -> str:
         "What to alert on and the dashboards: [OPERATIONS.md](../OPERATIONS.md#metrics).",
     ]
     for title, where, families in _processes():
-        lines += ["", f"## {title}", "", _text(where), ""]
+        lines += ["", f"## {title}", "", paragraph(where), ""]
         rows = [
             (f"`{f.name}`", f.kind, ", ".join(f"`{label}`" for label in f.labels), f.help)
             for f in families

@@ -11,7 +11,7 @@ import pytest
 from services.cli import parser
 from services.history import tally
 from services.history.settings import ApiSettings, AuthSettings
-from services.reference import main, render, variables
+from services.reference import WIDTH, main, paragraph, render, variables
 from services.settings import Settings
 from services.settlement import metrics
 
@@ -78,3 +78,17 @@ def test_every_metric_of_every_process_is_in_the_reference_with_its_type() -> No
     text = render()["metrics.md"]
     for family in (*metrics.FAMILIES, *tally.FAMILIES):
         assert f"| `{family.name}` | {family.kind} |" in text
+
+
+def test_prose_is_wrapped_at_the_width_and_a_line_never_starts_a_list() -> None:
+    text = "a" * 95 + " (x) - for standard input, " + "b " * 60
+    lines = paragraph(text).splitlines()
+    assert lines[0] == "a" * 95
+    assert lines[1].startswith("(x) - for standard input,")
+    assert all(len(line) <= WIDTH for line in lines)
+    assert " ".join(lines) == " ".join(text.split())
+
+
+def test_a_word_longer_than_the_width_has_a_line_of_its_own() -> None:
+    long = "`" + "x" * 120 + "`"
+    assert paragraph(f"see {long} here") == f"see\n{long}\nhere"
