@@ -22,6 +22,7 @@ from schemas.records import Adjustment, Refund, Rejected, Settlement
 from services.ports import free_port
 from services.settings import Settings
 from services.settlement.fold import Fold
+from services.settlement.rounds import Resulted
 from services.simulation.streams import Streams
 from tests.kafka import OUTPUT, ROOT, environment
 from tests.tokens import ED, RSA, bearer, token, write_jwks
@@ -143,7 +144,9 @@ def offline(streams: Streams) -> Offline:
         if stats is not None:
             out.stats[table_id] = msgspec.json.decode(encode(stats))
         for round_id, rnd in table.rounds.items():
-            dice = list(rnd.outcome) if rnd.dice else None  # corrected: the current outcome
-            discs = list(rnd.outcome) if rnd.discs else None
+            life, dice, discs = rnd.life, None, None
+            if isinstance(life, Resulted):  # corrected: the current outcome
+                dice = list(life.outcome) if life.result.dice else None
+                discs = list(life.outcome) if life.result.discs else None
             out.outcomes[(table_id, round_id)] = (rnd.phase, dice, discs)
     return out
